@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and testing gemmtune needs and a fresh Debian/Ubuntu machine may lack:
+# a C compiler, make, CMake and cmocka. Does nothing when they are present. The CUDA toolkit is
+# optional (without it the CPU parts build and test) and is never installed here.
+set -euo pipefail
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+if ! { [ -f /usr/include/cmocka.h ] || [ -f /usr/local/include/cmocka.h ]; }; then
+  need+=(libcmocka-dev)
+fi
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${need[*]}"
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo=sudo; else
+    echo "install-deps: need root (or sudo) to install: ${need[*]}" >&2
+    exit 1
+  fi
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: no apt-get here; please install: ${need[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${need[@]}"

@@ -1,0 +1,335 @@
+/* Problem descriptors / keys: defaults, the row-major view mappings, text form, and diffs. */
+#include "gt_problem.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const gt_key_field_names[GT_KEY_NFIELDS] = {
+    "op",  "a_type", "b_type", "c_type", "d_type",   "compute",  "scale_type", "transa",
+    "transb", "m",   "n",      "k",      "lda",      "ldb",      "ldc",        "batch",
+    "stride_a", "stride_b", "stride_c", "epilogue", "beta_zero", "arch",      "sm_count"};
+
+enum {
+  F_OP, F_A, F_B, F_C, F_D, F_COMPUTE, F_SCALE, F_TRANSA, F_TRANSB, F_M, F_N, F_K, F_LDA, F_LDB,
+  F_LDC, F_BATCH, F_SA, F_SB, F_SC, F_EPI, F_BETA0, F_ARCH, F_SMS
+};
+
+void gt_problem_init(gt_problem_t *p) {
+  memset(p, 0, sizeof *p);
+  p->op = GT_OP_GEMM;
+  p->a_type = p->b_type = p->c_type = p->d_type = GT_DT_BF16;
+  p->compute = GT_COMPUTE_F32;
+  p->scale_type = GT_DT_F32;
+  p->transa = p->transb = GT_TRANS_N;
+  p->batch = 1;
+  p->epilogue = GT_EPI_NONE;
+  p->beta_zero = true;
+  snprintf(p->arch, sizeof p->arch, "cpu");
+}
+
+void gt_problem_fill_lds(gt_problem_t *p) {
+  /* Column-major: op(A) is m x k, so A itself is m x k (N) or k x m (T); ld = its row count. */
+  if (p->lda == 0) p->lda = p->transa == GT_TRANS_N ? p->m : p->k;
+  if (p->ldb == 0) p->ldb = p->transb == GT_TRANS_N ? p->k : p->n;
+  if (p->ldc == 0) p->ldc = p->m;
+  if (p->batch > 1) {
+    if (p->stride_a == 0) p->stride_a = p->lda * (p->transa == GT_TRANS_N ? p->k : p->m);
+    if (p->stride_b == 0) p->stride_b = p->ldb * (p->transb == GT_TRANS_N ? p->n : p->k);
+    if (p->stride_c == 0) p->stride_c = p->ldc * p->n;
+  }
+}
+
+void gt_problem_set_linear(gt_problem_t *p, int64_t tokens, int64_t out_features,
+                           int64_t in_features) {
+  /* y[t,o] = x[t,i] W[o,i]^T. Row-major W[out,in] is column-major in x out (ld = in), so
+   * op(A) = W^T... as BLAS sees it: D(out x tokens) = A^T(out x in) * B(in x tokens). */
+  p->transa = GT_TRANS_T;
+  p->transb = GT_TRANS_N;
+  p->m = out_features;
+  p->n = tokens;
+  p->k = in_features;
+  p->lda = in_features;
+  p->ldb = in_features;
+  p->ldc = out_features;
+}
+
+gt_status_t gt_problem_set_rowmajor(gt_problem_t *p, const char *layout, int64_t M, int64_t N,
+                                    int64_t K) {
+  /* Row-major D[M,N] = A*B is column-major D^T[N,M] = B^T * A^T: BLAS m=N, n=M, and BLAS A is
+   * the user's B. A row-major X[r,c] is a column-major c x r matrix with ld = c. */
+  static const char *const codes[4] = {"mk,kn", "mk,nk", "km,kn", "km,nk"};
+  int c = -1;
+  for (int i = 0; i < 4; i++)
+    if (layout && strcmp(layout, codes[i]) == 0) c = i;
+  if (c < 0)
+    return gt_err_set(GT_ERR_USAGE, "unknown layout '%s' (known: mk,kn mk,nk km,kn km,nk)",
+                      layout ? layout : "");
+  bool a_km = c >= 2, b_nk = c == 1 || c == 3;
+  p->m = N;
+  p->n = M;
+  p->k = K;
+  /* BLAS A = user's B. User B[K,N] row-major = colmajor N x K = op N with ld N.
+   * User B[N,K] row-major = colmajor K x N: need op T, ld K. */
+  p->transa = b_nk ? GT_TRANS_T : GT_TRANS_N;
+  p->lda = b_nk ? K : N;
+  /* BLAS B = user's A. User A[M,K] row-major = colmajor K x M = op N, ld K.
+   * User A[K,M] row-major = colmajor M x K: op T, ld M. */
+  p->transb = a_km ? GT_TRANS_T : GT_TRANS_N;
+  p->ldb = a_km ? M : K;
+  p->ldc = N;
+  return GT_OK;
+}
+
+gt_status_t gt_problem_validate(const gt_problem_t *p) {
+  if (p->m <= 0) return gt_err_set(GT_ERR_DATA, "field 'm': must be > 0 (got %" PRId64 ")", p->m);
+  if (p->n <= 0) return gt_err_set(GT_ERR_DATA, "field 'n': must be > 0 (got %" PRId64 ")", p->n);
+  if (p->k <= 0) return gt_err_set(GT_ERR_DATA, "field 'k': must be > 0 (got %" PRId64 ")", p->k);
+  int64_t arows = p->transa == GT_TRANS_N ? p->m : p->k;
+  int64_t brows = p->transb == GT_TRANS_N ? p->k : p->n;
+  if (p->lda < arows)
+    return gt_err_set(GT_ERR_DATA, "field 'lda': %" PRId64 " < rows of A (%" PRId64 ")", p->lda,
+                      arows);
+  if (p->ldb < brows)
+    return gt_err_set(GT_ERR_DATA, "field 'ldb': %" PRId64 " < rows of B (%" PRId64 ")", p->ldb,
+                      brows);
+  if (p->ldc < p->m)
+    return gt_err_set(GT_ERR_DATA, "field 'ldc': %" PRId64 " < m (%" PRId64 ")", p->ldc, p->m);
+  if (p->batch < 1)
+    return gt_err_set(GT_ERR_DATA, "field 'batch': must be >= 1 (got %" PRId64 ")", p->batch);
+  if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
+    return gt_err_set(GT_ERR_DATA, "field 'stride_*': must be >= 0");
+  if (p->batch > 1 && p->stride_c < p->ldc * p->n)
+    return gt_err_set(GT_ERR_DATA,
+                      "field 'stride_c': %" PRId64 " < ldc*n (%" PRId64 "): outputs would overlap",
+                      p->stride_c, p->ldc * p->n);
+  if (!p->arch[0]) return gt_err_set(GT_ERR_DATA, "field 'arch': empty");
+  if (p->sm_count < 0) return gt_err_set(GT_ERR_DATA, "field 'sm_count': must be >= 0");
+  return GT_OK;
+}
+
+double gt_problem_flops(const gt_problem_t *p) {
+  return 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+}
+
+double gt_problem_min_bytes(const gt_problem_t *p) {
+  double b = (double)p->batch;
+  double bytes = b * ((double)p->m * p->k * gt_dtype_size(p->a_type) +
+                      (double)p->k * p->n * gt_dtype_size(p->b_type) +
+                      (double)p->m * p->n * gt_dtype_size(p->d_type));
+  if (!p->beta_zero) bytes += b * (double)p->m * p->n * gt_dtype_size(p->c_type);
+  /* Stride 0 on A or B (a broadcast operand) is read once, not per batch item. */
+  if (p->batch > 1 && p->stride_a == 0) bytes -= (b - 1) * (double)p->m * p->k * gt_dtype_size(p->a_type);
+  if (p->batch > 1 && p->stride_b == 0) bytes -= (b - 1) * (double)p->k * p->n * gt_dtype_size(p->b_type);
+  return bytes;
+}
+
+const char *gt_problem_ops(const gt_problem_t *p) {
+  static const char *const ops[4] = {"NN", "NT", "TN", "TT"};
+  return ops[(p->transa == GT_TRANS_T) * 2 + (p->transb == GT_TRANS_T)];
+}
+
+void gt_problem_field_str(const gt_problem_t *p, int i, char *buf, int cap) {
+  switch (i) {
+    case F_OP: snprintf(buf, cap, "gemm"); break;
+    case F_A: snprintf(buf, cap, "%s", gt_dtype_name(p->a_type)); break;
+    case F_B: snprintf(buf, cap, "%s", gt_dtype_name(p->b_type)); break;
+    case F_C: snprintf(buf, cap, "%s", gt_dtype_name(p->c_type)); break;
+    case F_D: snprintf(buf, cap, "%s", gt_dtype_name(p->d_type)); break;
+    case F_COMPUTE: snprintf(buf, cap, "%s", gt_compute_name(p->compute)); break;
+    case F_SCALE: snprintf(buf, cap, "%s", gt_dtype_name(p->scale_type)); break;
+    case F_TRANSA: snprintf(buf, cap, "%c", p->transa == GT_TRANS_T ? 'T' : 'N'); break;
+    case F_TRANSB: snprintf(buf, cap, "%c", p->transb == GT_TRANS_T ? 'T' : 'N'); break;
+    case F_M: snprintf(buf, cap, "%" PRId64, p->m); break;
+    case F_N: snprintf(buf, cap, "%" PRId64, p->n); break;
+    case F_K: snprintf(buf, cap, "%" PRId64, p->k); break;
+    case F_LDA: snprintf(buf, cap, "%" PRId64, p->lda); break;
+    case F_LDB: snprintf(buf, cap, "%" PRId64, p->ldb); break;
+    case F_LDC: snprintf(buf, cap, "%" PRId64, p->ldc); break;
+    case F_BATCH: snprintf(buf, cap, "%" PRId64, p->batch); break;
+    case F_SA: snprintf(buf, cap, "%" PRId64, p->stride_a); break;
+    case F_SB: snprintf(buf, cap, "%" PRId64, p->stride_b); break;
+    case F_SC: snprintf(buf, cap, "%" PRId64, p->stride_c); break;
+    case F_EPI: snprintf(buf, cap, "%s", gt_epilogue_name(p->epilogue)); break;
+    case F_BETA0: snprintf(buf, cap, "%d", p->beta_zero ? 1 : 0); break;
+    case F_ARCH: snprintf(buf, cap, "%s", p->arch); break;
+    case F_SMS: snprintf(buf, cap, "%d", p->sm_count); break;
+    default: snprintf(buf, cap, "?"); break;
+  }
+}
+
+static gt_status_t parse_i64(const char *field, const char *v, int64_t lo, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (!*v || *end || errno)
+    return gt_err_set(GT_ERR_DATA, "field '%s': not an integer: '%s'", field, v);
+  if (x < lo)
+    return gt_err_set(GT_ERR_DATA, "field '%s': %lld is below the minimum %lld", field, x,
+                      (long long)lo);
+  *out = x;
+  return GT_OK;
+}
+
+static gt_status_t parse_type_field(const char *field, const char *v, gt_dtype_t *out) {
+  gt_status_t s = gt_dtype_parse(v, out);
+  if (s != GT_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", gt_err_msg());
+    return gt_err_set(GT_ERR_DATA, "field '%s': %s", field, msg);
+  }
+  return GT_OK;
+}
+
+gt_status_t gt_problem_set_field(gt_problem_t *p, const char *field, const char *v) {
+  int i;
+  for (i = 0; i < GT_KEY_NFIELDS; i++)
+    if (strcmp(field, gt_key_field_names[i]) == 0) break;
+  int64_t x = 0;
+  gt_status_t s;
+  switch (i) {
+    case F_OP:
+      if (strcmp(v, "gemm") != 0)
+        return gt_err_set(GT_ERR_DATA, "field 'op': unknown operation '%s' (known: gemm)", v);
+      p->op = GT_OP_GEMM;
+      return GT_OK;
+    case F_A: return parse_type_field(field, v, &p->a_type);
+    case F_B: return parse_type_field(field, v, &p->b_type);
+    case F_C: return parse_type_field(field, v, &p->c_type);
+    case F_D: return parse_type_field(field, v, &p->d_type);
+    case F_SCALE: return parse_type_field(field, v, &p->scale_type);
+    case F_COMPUTE:
+      if (gt_compute_parse(v, &p->compute) != GT_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gt_err_msg());
+        return gt_err_set(GT_ERR_DATA, "field 'compute': %s", msg);
+      }
+      return GT_OK;
+    case F_TRANSA:
+    case F_TRANSB: {
+      gt_trans_t t;
+      if (strcmp(v, "N") == 0 || strcmp(v, "n") == 0) t = GT_TRANS_N;
+      else if (strcmp(v, "T") == 0 || strcmp(v, "t") == 0) t = GT_TRANS_T;
+      else return gt_err_set(GT_ERR_DATA, "field '%s': expected N or T, got '%s'", field, v);
+      *(i == F_TRANSA ? &p->transa : &p->transb) = t;
+      return GT_OK;
+    }
+    case F_M: return parse_i64(field, v, 1, &p->m);
+    case F_N: return parse_i64(field, v, 1, &p->n);
+    case F_K: return parse_i64(field, v, 1, &p->k);
+    case F_LDA: return parse_i64(field, v, 1, &p->lda);
+    case F_LDB: return parse_i64(field, v, 1, &p->ldb);
+    case F_LDC: return parse_i64(field, v, 1, &p->ldc);
+    case F_BATCH: return parse_i64(field, v, 1, &p->batch);
+    case F_SA: return parse_i64(field, v, 0, &p->stride_a);
+    case F_SB: return parse_i64(field, v, 0, &p->stride_b);
+    case F_SC: return parse_i64(field, v, 0, &p->stride_c);
+    case F_EPI:
+      if (gt_epilogue_parse(v, &p->epilogue) != GT_OK)
+        return gt_err_set(GT_ERR_DATA, "field 'epilogue': unknown epilogue '%s'", v);
+      return GT_OK;
+    case F_BETA0:
+      if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        return gt_err_set(GT_ERR_DATA, "field 'beta_zero': expected 0 or 1, got '%s'", v);
+      p->beta_zero = v[0] == '1';
+      return GT_OK;
+    case F_ARCH:
+      if (!*v || strlen(v) >= sizeof p->arch || strpbrk(v, ", \t"))
+        return gt_err_set(GT_ERR_DATA, "field 'arch': bad value '%s'", v);
+      snprintf(p->arch, sizeof p->arch, "%s", v);
+      return GT_OK;
+    case F_SMS:
+      s = parse_i64(field, v, 0, &x);
+      if (s == GT_OK) p->sm_count = (int)x;
+      return s;
+    default: return gt_err_set(GT_ERR_DATA, "unknown key field '%s'", field);
+  }
+}
+
+int gt_problem_format_key(const gt_problem_t *p, char *buf, int cap) {
+  int len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < GT_KEY_NFIELDS && len < cap; i++) {
+    char v[64];
+    gt_problem_field_str(p, i, v, sizeof v);
+    int w = snprintf(buf + len, (size_t)(cap - len), "%s%s=%s", i ? "," : "",
+                     gt_key_field_names[i], v);
+    if (w < 0) break;
+    len += w;
+  }
+  return len < cap ? len : cap - 1;
+}
+
+gt_status_t gt_problem_parse_key(const char *text, gt_problem_t *p) {
+  char *copy = strdup(text ? text : "");
+  if (!copy) return gt_err_set(GT_ERR_NOMEM, "out of memory");
+  gt_status_t s = GT_OK;
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq) {
+      s = gt_err_set(GT_ERR_DATA, "key item '%s': expected field=value", tok);
+      break;
+    }
+    *eq = '\0';
+    if ((s = gt_problem_set_field(p, tok, eq + 1)) != GT_OK) break;
+  }
+  free(copy);
+  return s;
+}
+
+uint32_t gt_problem_diff(const gt_problem_t *a, const gt_problem_t *b) {
+  uint32_t mask = 0;
+  for (int i = 0; i < GT_KEY_NFIELDS; i++) {
+    char va[64], vb[64];
+    gt_problem_field_str(a, i, va, sizeof va);
+    gt_problem_field_str(b, i, vb, sizeof vb);
+    if (strcmp(va, vb) != 0) mask |= 1u << i;
+  }
+  return mask;
+}
+
+int gt_problem_diff_str(const gt_problem_t *a, const gt_problem_t *b, char *buf, int cap) {
+  uint32_t mask = gt_problem_diff(a, b);
+  int len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < GT_KEY_NFIELDS && len < cap; i++) {
+    if (!(mask & (1u << i))) continue;
+    char va[64], vb[64];
+    gt_problem_field_str(a, i, va, sizeof va);
+    gt_problem_field_str(b, i, vb, sizeof vb);
+    int w = snprintf(buf + len, (size_t)(cap - len), "%s%s: %s vs %s", len ? ", " : "",
+                     gt_key_field_names[i], va, vb);
+    if (w < 0) break;
+    len += w;
+  }
+  return len < cap ? len : cap - 1;
+}
+
+bool gt_problem_equal(const gt_problem_t *a, const gt_problem_t *b) {
+  return gt_problem_diff(a, b) == 0;
+}
+
+uint64_t gt_problem_hash(const gt_problem_t *p) {
+  char key[1024];
+  int n = gt_problem_format_key(p, key, sizeof key);
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < n; i++) h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
+  return h;
+}
+
+int gt_problem_describe(const gt_problem_t *p, char *buf, int cap) {
+  char extra[96] = "";
+  bool linear = p->transa == GT_TRANS_T && p->transb == GT_TRANS_N && p->lda == p->k &&
+                p->ldb == p->k && p->ldc == p->m && p->batch == 1;
+  if (linear)
+    snprintf(extra, sizeof extra, " (linear %" PRId64 "x%" PRId64 "x%" PRId64 ")", p->n, p->m,
+             p->k);
+  char batch[48] = "";
+  if (p->batch > 1) snprintf(batch, sizeof batch, " batch=%" PRId64, p->batch);
+  return snprintf(buf, (size_t)cap, "%s %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64 "%s%s",
+                  gt_dtype_name(p->a_type), gt_problem_ops(p), p->m, p->n, p->k, batch, extra);
+}

@@ -1,0 +1,104 @@
+/* The GEMM problem descriptor, which is also the tuned-DB key.
+ *
+ * A problem is stated in the BLAS column-major terms the live entry point receives
+ * (cublasGemmEx / cublasLtMatmul): D[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C[m,n],
+ * every matrix column-major with its leading dimension. A tuned row applies only when every
+ * field here matches the live call; gt_problem_diff names the fields that differ.
+ *
+ * Tools also accept the row-major views users think in and map them here:
+ *   nn.Linear  y[tokens,out] = x[tokens,in] @ W[out,in]^T   ->  TN, m=out n=tokens k=in
+ *   row-major layout codes for D[M,N] = A * B, A and B as stored:
+ *     "mk,kn" A[M,K]*B[K,N]   "mk,nk" A[M,K]*B[N,K]   "km,kn" A[K,M]*B[K,N]   "km,nk" A[K,M]*B[N,K]
+ * gt_problem_mapping_str explains the mapping that was applied. */
+#ifndef GT_PROBLEM_H
+#define GT_PROBLEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gt_dtype.h"
+#include "gt_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_op { GT_OP_GEMM = 0 } gt_op_t;
+
+typedef enum gt_trans { GT_TRANS_N = 0, GT_TRANS_T = 1 } gt_trans_t;
+
+#define GT_ARCH_MAX 16
+
+typedef struct gt_problem {
+  gt_op_t op;
+  gt_dtype_t a_type, b_type, c_type, d_type;
+  gt_compute_t compute;
+  gt_dtype_t scale_type; /* type of alpha/beta */
+  gt_trans_t transa, transb;
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc; /* D uses ldc (as cublasGemmEx); cublasLt calls with ldd != ldc pass through */
+  int64_t batch;         /* 1 = not batched */
+  int64_t stride_a, stride_b, stride_c; /* elements between batch items; 0 when batch == 1 */
+  gt_epilogue_t epilogue;
+  bool beta_zero;        /* beta == 0: C is not read */
+  char arch[GT_ARCH_MAX];/* "sm_90"; "cpu" for host providers */
+  int sm_count;          /* multiprocessors (GPU) or cores (host) */
+} gt_problem_t;
+
+/* Number of key fields, and their names in the order keys are printed and DB columns appear. */
+#define GT_KEY_NFIELDS 23
+extern const char *const gt_key_field_names[GT_KEY_NFIELDS];
+
+/* A problem with defaults: bf16 in/out, f32 compute and scale, NN, batch 1, beta 0, no epilogue,
+ * arch "cpu", sm_count 0. Dimensions and leading dimensions zero (must be set). */
+void gt_problem_init(gt_problem_t *p);
+
+/* Set m/n/k, transposes and leading dimensions (tight) from the nn.Linear view. */
+void gt_problem_set_linear(gt_problem_t *p, int64_t tokens, int64_t out_features,
+                           int64_t in_features);
+/* Same from a row-major layout code ("mk,kn", "mk,nk", "km,kn", "km,nk") and M,N,K. */
+gt_status_t gt_problem_set_rowmajor(gt_problem_t *p, const char *layout, int64_t M, int64_t N,
+                                    int64_t K);
+/* Fill leading dims left at 0 with the tight values for the transposes and dims. */
+void gt_problem_fill_lds(gt_problem_t *p);
+
+/* Check internal consistency (dims > 0, ld >= rows, strides for batch). On failure the
+ * message names the field. */
+gt_status_t gt_problem_validate(const gt_problem_t *p);
+
+/* FLOPs (2*m*n*k*batch) and the fewest bytes a GEMM must move (A, B read once, D written once,
+ * C read once when beta != 0). */
+double gt_problem_flops(const gt_problem_t *p);
+double gt_problem_min_bytes(const gt_problem_t *p);
+
+/* Two-letter transpose code "TN" (transa then transb). */
+const char *gt_problem_ops(const gt_problem_t *p);
+
+/* Key text: "m=4096,n=16,k=4096,..." with every field, in gt_key_field_names order.
+ * Returns chars written (truncated to cap, always terminated). */
+int gt_problem_format_key(const gt_problem_t *p, char *buf, int cap);
+/* Parse key text (comma or space separated field=value; fields not given keep p's values,
+ * so callers start from gt_problem_init or a device-filled default). Unknown fields and bad
+ * values fail with a message naming the field. */
+gt_status_t gt_problem_parse_key(const char *text, gt_problem_t *p);
+
+/* Value of key field i as text (for CSV columns and diffs). */
+void gt_problem_field_str(const gt_problem_t *p, int i, char *buf, int cap);
+/* Set key field by name from text. */
+gt_status_t gt_problem_set_field(gt_problem_t *p, const char *field, const char *value);
+
+/* Bitmask of key fields (bit i = gt_key_field_names[i]) where a and b differ. 0 = same key. */
+uint32_t gt_problem_diff(const gt_problem_t *a, const gt_problem_t *b);
+/* "n: 2688 vs 2624, sm_count: 132 vs 114" for the differing fields (a's value first). */
+int gt_problem_diff_str(const gt_problem_t *a, const gt_problem_t *b, char *buf, int cap);
+bool gt_problem_equal(const gt_problem_t *a, const gt_problem_t *b);
+/* 64-bit FNV-1a hash of the key text (for sharding and hash tables). */
+uint64_t gt_problem_hash(const gt_problem_t *p);
+
+/* Human-readable shape summary: "bf16 TN m=4096 n=16 k=4096 (linear 16x4096x4096)". */
+int gt_problem_describe(const gt_problem_t *p, char *buf, int cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,52 @@
+/* Shapes files: the list of GEMMs a workload issues, as `tune` and `shapes` read them.
+ *
+ * A CSV with a header row; '#' lines and blank lines are ignored. Three column sets are
+ * understood (extra descriptive columns model, proj, label are kept as the shape's label):
+ *   nn.Linear view:   tokens,out_features,in_features        (the ../corpus files)
+ *   row-major codes:  layout,M,N,K   with layout one of mk,kn mk,nk km,kn km,nk
+ *   BLAS key columns: any of the 23 key fields (m,n,k required) - what `gemmtune capture` writes,
+ *                     with optional calls,time_us,share columns
+ * A `dtype` column (or the caller's default) sets A/B/C/D types. Every error names file:line
+ * and the column. */
+#ifndef GT_SHAPES_H
+#define GT_SHAPES_H
+
+#include <stddef.h>
+
+#include "gt_problem.h"
+#include "gt_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gt_shape {
+  gt_problem_t p;
+  char label[96];    /* "llama3_8b/qkv" or "" */
+  int line;          /* source line */
+  long calls;        /* from capture (0 unknown) */
+  double time_us;    /* GPU time the workload spent in this key (0 unknown) */
+  double share;      /* fraction of the captured GEMM time */
+  char view[128];    /* the input as written + the mapping applied: "linear 16x4096x4096 -> TN" */
+} gt_shape_t;
+
+typedef struct gt_shapes {
+  gt_shape_t *v;
+  size_t n, cap;
+  char path[512];
+} gt_shapes_t;
+
+/* Read a shapes file. `defaults` supplies every field a row does not state (types, compute,
+ * arch, sm_count...). Duplicate keys are merged (calls and time summed), the later line noted in
+ * the returned count *merged (may be NULL). On error nothing is returned and the message names
+ * file:line and the column. */
+gt_status_t gt_shapes_read(const char *path, const gt_problem_t *defaults, gt_shapes_t *out,
+                           size_t *merged);
+gt_status_t gt_shapes_parse(const char *name, const char *text, const gt_problem_t *defaults,
+                            gt_shapes_t *out, size_t *merged);
+void gt_shapes_free(gt_shapes_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

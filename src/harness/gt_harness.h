@@ -1,0 +1,104 @@
+/* The measurement harness interface: how the search driver gates and times a candidate without
+ * knowing where it runs. Two implementations: host (harness/host.c: malloc buffers, monotonic
+ * clock) and CUDA (harness/cuda/: device buffers, CUDA-graph replays timed with events, NVML
+ * telemetry, device fp64 reference). gt_harness_for(backend) picks one.
+ *
+ * A bench is opened per problem. It owns the input sets (random, never zeros; rotated so the
+ * working set is >= 3x the last-level cache unless opts.warm), the output buffer (poisoned before
+ * each checked run) and the reference. Candidates are loaded into a bench (provider prepare +
+ * workspace), gated, timed in samples, and unloaded. */
+#ifndef GT_HARNESS_H
+#define GT_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/gt_metric.h"
+#include "../core/gt_problem.h"
+#include "../providers/gt_provider.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_init_mode {
+  GT_INIT_RANDOM = 0, /* uniform decimals in [-1, 1) (scaled so outputs stay O(1)) */
+  GT_INIT_INT         /* small integers in [-3, 3]: exact results for small K */
+} gt_init_mode_t;
+
+typedef struct gt_measure_opts {
+  int device;            /* CUDA device ordinal */
+  bool warm;             /* false: rotate input sets totalling >= rotate_factor x cache */
+  double rotate_factor;  /* default 3 */
+  gt_init_mode_t init;
+  uint64_t seed;
+  int launches;          /* launches per timing sample (graph length on CUDA); 0 = auto */
+  double sample_target_us; /* auto launches aim a sample at about this long (default 2000) */
+  double timeout_s;      /* a candidate running longer than this is failed (0 = default 10 s) */
+} gt_measure_opts_t;
+
+void gt_measure_opts_init(gt_measure_opts_t *o);
+
+/* What a device is: filled by describe(). */
+typedef struct gt_device_info {
+  char name[64];            /* "NVIDIA H200" or the CPU model */
+  char arch[GT_ARCH_MAX];   /* "sm_90", "cpu" */
+  int sm_count;             /* SMs or online cores */
+  double peak_tflops;       /* datasheet-ish dense rate for the problem's type (bf16 for GPUs) */
+  double peak_gbps;         /* memory bandwidth, GB/s */
+  size_t cache_bytes;       /* L2 (GPU) or LLC (host) */
+  int busy_processes;       /* other processes using the GPU (-1 unknown) */
+} gt_device_info_t;
+
+/* Clock and throttle state around a round (CUDA: NVML; host: zeros, valid=false). */
+typedef struct gt_telemetry {
+  bool valid;
+  int sm_clock_mhz;
+  int temp_c;
+  double power_w;
+  unsigned long long event_reasons; /* NVML clocks-event reasons bitmask */
+  bool throttled;                   /* thermal or power capping seen */
+} gt_telemetry_t;
+
+struct gt_bench;
+struct gt_loaded;
+
+typedef struct gt_harness_ops {
+  const char *name;
+  gt_backend_t backend;
+  /* GT_OK when usable; otherwise the message says why (no GPU, driver missing). */
+  gt_status_t (*available)(int device);
+  gt_status_t (*describe)(int device, gt_device_info_t *out);
+  gt_status_t (*open)(const gt_problem_t *p, const gt_measure_opts_t *o, struct gt_bench **out);
+  /* Prepare candidate c for this bench (provider prepare + workspace). The first run after a
+   * load is discarded by the harness (module load, JIT, lazy init). */
+  gt_status_t (*load)(struct gt_bench *b, const gt_candidate_t *c, struct gt_loaded **out);
+  /* Run on fresh random inputs into a poisoned output and compare with the reference. */
+  gt_status_t (*gate)(struct gt_bench *b, struct gt_loaded *l, gt_gate_t *out);
+  /* One timing sample: microseconds per launch over `launches` launches (0 = bench default),
+   * rotating input sets unless warm. */
+  gt_status_t (*time)(struct gt_bench *b, struct gt_loaded *l, int launches, double *us);
+  /* (optional) telemetry now. */
+  gt_status_t (*telemetry)(struct gt_bench *b, gt_telemetry_t *out);
+  /* Launches per sample this bench chose (after auto-sizing from the baseline). */
+  int (*launches)(struct gt_bench *b);
+  void (*set_launches)(struct gt_bench *b, int launches);
+  void (*unload)(struct gt_loaded *l);
+  void (*close)(struct gt_bench *b);
+  /* (optional) how l is timed: "graph" (CUDA-graph replays), "stream" (plain launches, when
+   * capture failed) or "host". NULL member = "host" for the host backend, "graph" for CUDA. */
+  const char *(*timing)(struct gt_bench *b, struct gt_loaded *l);
+} gt_harness_ops_t;
+
+/* The harness for a backend, or NULL when this build has none (CUDA not compiled in). */
+const gt_harness_ops_t *gt_harness_for(gt_backend_t backend);
+
+extern const gt_harness_ops_t gt_harness_host;
+#ifdef GT_HAVE_CUDA
+extern const gt_harness_ops_t gt_harness_cuda;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,119 @@
+/* The provider interface: every source of GEMM candidates (CPU instances, cuBLAS, cuBLASLt,
+ * gemmtune's own CUDA kernels) is one gt_provider_t, a struct of function pointers, listed in the
+ * single table in registry.c. The search driver, harness, DB and runtime know candidates only
+ * through this interface; none of them names a kernel.
+ *
+ * Life of a candidate: enumerate() lists candidates for a problem (excluded ones stay in the list
+ * with a one-line reason) -> prepare() builds what running it needs (plans, descriptors,
+ * function handles) -> run() launches it on operands, as often as asked, on the given stream
+ * (asynchronously on GPU backends; run must be safe under CUDA graph capture: no allocation, no
+ * synchronization) -> release(). from_name() rebuilds a candidate from its instance name, which
+ * is how a DB row becomes runnable again. */
+#ifndef GT_PROVIDER_H
+#define GT_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/gt_problem.h"
+#include "../core/gt_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GT_PROVIDER_API_VERSION 1
+#define GT_NAME_MAX 192
+#define GT_REASON_MAX 192
+#define GT_CAND_BLOB 256
+
+typedef enum gt_backend {
+  GT_BACKEND_HOST = 0, /* operands are host pointers, run is synchronous */
+  GT_BACKEND_CUDA = 1  /* operands are device pointers, run is enqueued on a cudaStream_t */
+} gt_backend_t;
+
+struct gt_provider;
+
+typedef struct gt_candidate {
+  const struct gt_provider *provider;
+  char name[GT_NAME_MAX];     /* instance name: parses back to the parameters (from_name) */
+  bool excluded;              /* listed for --explain, never raced */
+  char reason[GT_REASON_MAX]; /* why excluded (one line) */
+  bool is_baseline;           /* the path applications use today */
+  bool splitk;                /* candidate splits K (recorded in DB rows) */
+  unsigned char blob[GT_CAND_BLOB]; /* provider-private parameters (POD, copyable) */
+} gt_candidate_t;
+
+/* A growable list of candidates. */
+typedef struct gt_cand_list {
+  gt_candidate_t *v;
+  size_t n, cap;
+} gt_cand_list_t;
+
+/* Append a candidate (copied). Returns GT_ERR_NOMEM on allocation failure. */
+gt_status_t gt_cand_list_push(gt_cand_list_t *l, const gt_candidate_t *c);
+/* Append an excluded candidate with a printf-style reason. */
+gt_status_t gt_cand_list_exclude(gt_cand_list_t *l, const struct gt_provider *prov,
+                                 const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void gt_cand_list_free(gt_cand_list_t *l);
+size_t gt_cand_list_count_active(const gt_cand_list_t *l);
+
+/* Operand pointers of one GEMM call, in the problem's column-major terms. alpha and beta point
+ * to host scalars of the problem's scale_type. workspace may be NULL (ws_size 0). */
+typedef struct gt_operands {
+  const void *A, *B, *C;
+  void *D;
+  const void *bias;
+  const void *alpha, *beta;
+  void *workspace;
+  size_t ws_size;
+} gt_operands_t;
+
+/* What a provider's enumerate() may want to know beyond the problem. */
+typedef struct gt_enum_opts {
+  int max_candidates; /* cap on non-excluded candidates (0 = provider default) */
+  bool exhaustive;    /* providers with a huge space (cuBLASLt) enumerate it all */
+  int device;         /* CUDA device ordinal */
+} gt_enum_opts_t;
+
+typedef struct gt_provider {
+  int api_version;  /* GT_PROVIDER_API_VERSION */
+  const char *name; /* "cpu", "cublas", ... (DB 'provider' column) */
+  const char *description;
+  gt_backend_t backend;
+  /* (optional) one-time initialisation; a provider that cannot work here (no GPU, library
+   * missing) returns an error and the message says why; it is then listed as unavailable. */
+  gt_status_t (*init)(void);
+  /* (optional) dependency string recorded in DB rows: e.g. "cublaslt=130100". NULL or "-" when
+   * the provider's choices don't depend on a library version. */
+  const char *(*lib_version)(void);
+  /* Append this provider's candidates for p to out (excluded ones with reasons). */
+  gt_status_t (*enumerate)(const gt_problem_t *p, const gt_enum_opts_t *o, gt_cand_list_t *out);
+  /* Rebuild a candidate from an instance name, for problem p. GT_ERR_NOT_FOUND if the name is
+   * not one of this provider's, GT_ERR_UNSUPPORTED if it no longer applies to p. */
+  gt_status_t (*from_name)(const char *name, const gt_problem_t *p, gt_candidate_t *out);
+  /* Build the per-problem state to run c (may allocate; not called under graph capture).
+   * *ws_needed receives the workspace bytes run() will want (0 if none). */
+  gt_status_t (*prepare)(const gt_candidate_t *c, const gt_problem_t *p, void **state,
+                         size_t *ws_needed);
+  /* Launch once. stream is a cudaStream_t for CUDA providers, NULL for host providers. */
+  gt_status_t (*run)(void *state, const gt_operands_t *ops, void *stream);
+  void (*release)(void *state);
+} gt_provider_t;
+
+/* The registry (registry.c): every provider this build has, in a fixed order. */
+size_t gt_provider_count(void);
+const gt_provider_t *gt_provider_at(size_t i);
+const gt_provider_t *gt_provider_find(const char *name);
+/* Initialise once (idempotent); returns the provider's init status, message in gt_err_msg. */
+gt_status_t gt_provider_ready(const gt_provider_t *p);
+
+/* Find which provider owns an instance name and rebuild the candidate. */
+gt_status_t gt_provider_candidate_from_name(const char *provider, const char *name,
+                                            const gt_problem_t *p, gt_candidate_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

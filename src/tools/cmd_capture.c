@@ -1,0 +1,121 @@
+/* gemmtune capture: run a command under the preload shim in record mode and write the GEMMs it
+ * issued as a shapes file that `gemmtune tune` reads directly. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/gt_shapes.h"
+#include "gt_runtime_paths.h"
+
+static const char k_help[] =
+    "Usage: gemmtune capture [-o SHAPES] -- CMD [ARGS...]\n\n"
+    "Runs CMD with libgemmtune_preload.so in record mode (LD_PRELOAD, GEMMTUNE_CAPTURE). Every\n"
+    "cuBLAS GEMM the process issues (cublasGemmEx, cublasGemmStridedBatchedEx, cublasLtMatmul,\n"
+    "cublasSgemm/Hgemm) is keyed exactly as the runtime keys it, counted, and timed with CUDA\n"
+    "events outside graph capture. At exit the shim writes SHAPES (default gemmtune-shapes.csv):\n"
+    "one row per distinct key, sorted by share of GEMM time, which `gemmtune tune` accepts.\n"
+    "Calls made while a CUDA graph is captured are counted but cannot be timed.\n\n"
+    "  -o, --output SHAPES    where to write the shapes file\n"
+    "  --lib PATH             the preload library (default: found next to gemmtune, or\n"
+    "                         GEMMTUNE_PRELOAD_LIB)\n\n"
+    "Exit status: the command's own, or 69 when the shim could not be found.\n";
+
+enum { C_OUT = 'o', C_HELP = 5000, C_LIB };
+
+const char *gt_runtime_find_lib(const char *name, const char *env_override, char *buf, size_t cap) {
+  const char *e = env_override ? getenv(env_override) : NULL;
+  if (e && *e) return snprintf(buf, cap, "%s", e), buf;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = '\0';
+  char *dir = dirname(exe);
+  static const char *const rel[] = {"", "/src/runtime", "/../lib", "/../lib64",
+                                    "/../src/runtime", "/lib"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    snprintf(buf, cap, "%s%s/%s", dir, rel[i], name);
+    if (access(buf, R_OK) == 0) {
+      char *real = realpath(buf, NULL);
+      if (real) {
+        snprintf(buf, cap, "%s", real);
+        free(real);
+      }
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+int gt_cmd_capture(int argc, char **argv) {
+  static const struct option opts[] = {{"output", required_argument, 0, C_OUT},
+                                       {"lib", required_argument, 0, C_LIB},
+                                       {"help", no_argument, 0, C_HELP},
+                                       {0, 0, 0, 0}};
+  const char *out = "gemmtune-shapes.csv", *lib = NULL;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
+    if (c == 'h' || c == C_HELP) return printf("%s", k_help), 0;
+    if (c == C_OUT) out = optarg;
+    else if (c == C_LIB) lib = optarg;
+    else return gt_cli_usage_error("capture", "unknown option");
+  }
+  if (optind >= argc) return gt_cli_usage_error("capture", "expected -- CMD [ARGS...]");
+  char libbuf[4096];
+  if (!lib) lib = gt_runtime_find_lib("libgemmtune_preload.so", "GEMMTUNE_PRELOAD_LIB", libbuf,
+                                      sizeof libbuf);
+  if (!lib || access(lib, R_OK) != 0) {
+    fprintf(stderr, "gemmtune capture: cannot find libgemmtune_preload.so (built only with CUDA; "
+                    "set GEMMTUNE_PRELOAD_LIB or --lib)\n");
+    return EX_UNAVAILABLE_;
+  }
+  char outabs[4096];
+  if (out[0] == '/') snprintf(outabs, sizeof outabs, "%s", out);
+  else {
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd)) return EX_IOERR_;
+    snprintf(outabs, sizeof outabs, "%s/%s", cwd, out);
+  }
+  unlink(outabs); /* a stale file must not pass for this run's capture */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return fprintf(stderr, "gemmtune capture: fork: %s\n", strerror(errno)), EX_IOERR_;
+  if (pid == 0) {
+    const char *old = getenv("LD_PRELOAD");
+    char pre[8192];
+    snprintf(pre, sizeof pre, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_PRELOAD", pre, 1);
+    setenv("GEMMTUNE_CAPTURE", outabs, 1);
+    execvp(argv[optind], argv + optind);
+    fprintf(stderr, "gemmtune capture: cannot run %s: %s\n", argv[optind], strerror(errno));
+    _exit(127);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  gt_problem_t defaults;
+  gt_problem_init(&defaults);
+  gt_shapes_t sh;
+  if (access(outabs, R_OK) != 0) {
+    fprintf(stderr, "gemmtune capture: the command exited %d and no capture was written to %s "
+                    "(it issued no cuBLAS GEMM, or did not load cuBLAS)\n", code, out);
+    return code ? code : 1;
+  }
+  gt_status_t s = gt_shapes_read(outabs, &defaults, &sh, NULL);
+  if (s != GT_OK) return gt_cli_fail("capture", s);
+  long calls = 0;
+  for (size_t i = 0; i < sh.n; i++) calls += sh.v[i].calls;
+  fprintf(stderr, "gemmtune capture: %zu distinct GEMM keys, %ld calls -> %s (command exited %d)\n",
+          sh.n, calls, out, code);
+  for (size_t i = 0; i < sh.n && i < 20; i++)
+    fprintf(stderr, "  %6.2f%%  %8ld calls  %10.1f us  %s\n", 100 * sh.v[i].share, sh.v[i].calls,
+            sh.v[i].time_us, sh.v[i].view);
+  gt_shapes_free(&sh);
+  return code;
+}

@@ -1,0 +1,231 @@
+/* gemmtune profile (every candidate for one problem) and gemmtune baseline (today's path only).
+ * Both run the search driver; profile gates and times every candidate in interleaved rounds,
+ * baseline only the baseline. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/gt_shapes.h"
+
+static const char k_profile_help[] =
+    "Usage: gemmtune profile PROBLEM [options]\n\n"
+    "Gates and times every candidate of every ready provider for one problem: a line each with\n"
+    "the median time, TFLOP/s, GB/s (fewest bytes over time), the gate's error, the disposition\n"
+    "(passed / failed-gate / failed-run / excluded) and the full instance name. Then the best\n"
+    "line, an 'Arguments:' line that replays the best candidate alone against the baseline, and\n"
+    "the best/worst spread. Candidates are timed cold and interleaved, like tune's finalists.\n\n"
+    "  --instance NAME        race only NAME against the baseline (what Arguments: prints)\n"
+    "  --explain              also list excluded candidates with their reasons\n"
+    "  --format table|csv|json\n\n";
+
+static const char k_baseline_help[] =
+    "Usage: gemmtune baseline (PROBLEM | SHAPES_FILE) [options]\n\n"
+    "Times only the path applications use today (cuBLAS cublasGemmEx with the default\n"
+    "algorithm on a GPU; the naive CPU loop on the host) on the same harness tune uses, and\n"
+    "prints time, TFLOP/s, GB/s and the share of the roofline floor it reaches.\n\n"
+    "  --format table|csv|json\n\n";
+
+enum { P_FORMAT = 3000, P_HELP, P_INSTANCE, P_EXPLAIN };
+
+static int parse_common(const char *cmd, int argc, char **argv, gt_cli_problem_t *cp,
+                        gt_cli_search_t *cs, gt_fmt_t *fmt, const char **instance, bool *explain,
+                        const char *help) {
+  static const struct option own[] = {{"format", required_argument, 0, P_FORMAT},
+                                      {"help", no_argument, 0, P_HELP},
+                                      {"instance", required_argument, 0, P_INSTANCE},
+                                      {"explain", no_argument, 0, P_EXPLAIN},
+                                      {0, 0, 0, 0}};
+  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
+  int c, rc;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (c == 'h' || c == P_HELP) {
+      printf("%s%s\n%s", help, gt_cli_problem_help, gt_cli_search_help);
+      free(opts);
+      return -2;
+    }
+    if (c == P_FORMAT) {
+      if (gt_cli_parse_format(cmd, optarg, fmt)) return free(opts), EX_USAGE_;
+    } else if (c == P_INSTANCE && instance) {
+      *instance = optarg;
+    } else if (c == P_EXPLAIN && explain) {
+      *explain = true;
+    } else if ((rc = gt_cli_problem_opt(cmd, cp, c, optarg)) != 0 ||
+               (rc = gt_cli_search_opt(cmd, cs, c, optarg)) != 0) {
+      if (rc < 0) return free(opts), EX_USAGE_;
+    } else {
+      free(opts);
+      return gt_cli_usage_error(cmd, "unknown option");
+    }
+  }
+  free(opts);
+  return 0;
+}
+
+typedef struct {
+  const char *label;
+  double t0;
+} progress_ctx_t;
+
+static void on_phase(void *ctx, const char *phase, size_t done, size_t total) {
+  progress_ctx_t *p = ctx;
+  gt_cli_progress(p->label, phase, done, total, gt_cli_now() - p->t0);
+}
+
+static void fmt_num(char *b, size_t n, const char *f, double v) {
+  if (v > 0 && isfinite(v)) snprintf(b, n, f, v);
+  else snprintf(b, n, "-");
+}
+
+int gt_cmd_profile(int argc, char **argv) {
+  gt_cli_problem_t cp;
+  gt_cli_search_t cs;
+  gt_cli_problem_init(&cp);
+  gt_cli_search_init(&cs);
+  gt_fmt_t fmt = GT_FMT_TABLE;
+  const char *instance = NULL;
+  bool explain = false;
+  int rc = parse_common("profile", argc, argv, &cp, &cs, &fmt, &instance, &explain, k_profile_help);
+  if (rc == -2) return 0;
+  if (rc) return rc;
+  if (optind < argc) return gt_cli_usage_error("profile", "unexpected argument '%s'", argv[optind]);
+  gt_device_info_t dev;
+  cs.quiet = fmt != GT_FMT_TABLE;
+  if ((rc = gt_cli_pick_backend("profile", &cs, &dev)) != 0) return rc;
+  if ((rc = gt_cli_problem_finish("profile", &cp, &dev)) != 0) return rc;
+  cs.so.profile_all = true;
+  cs.so.only = instance;
+  progress_ctx_t pc = {"profile", gt_cli_now()};
+  gt_search_events_t ev = {&pc, on_phase, NULL};
+  gt_search_result_t r;
+  gt_status_t s = gt_search_run(&cp.p, &cs.so, &ev, &r);
+  gt_cli_progress_clear();
+  if (fmt == GT_FMT_TABLE) {
+    printf("problem: %s\n", cp.mapping);
+    printf("device:  %s (%s, %d)  timing: %s, %d rounds x %d launches\n", dev.name, dev.arch,
+           dev.sm_count, cs.so.measure.warm ? "warm" : "cold", r.rounds, r.launches);
+    if (r.unavailable[0]) printf("unavailable: %s\n", r.unavailable);
+  }
+  if (s != GT_OK) {
+    fprintf(stderr, "gemmtune profile: %s\n", r.failure);
+    gt_search_result_free(&r);
+    return gt_status_exit_code(s);
+  }
+  double fl = gt_problem_flops(&cp.p), by = gt_problem_min_bytes(&cp.p);
+  static const char *const names[] = {"disposition", "time_us", "spread_pct", "tflops", "gbps",
+                                      "error", "provider", "instance", "note"};
+  static const bool num[] = {0, 1, 1, 1, 1, 1, 0, 0, 0};
+  gt_table_t t;
+  gt_table_begin(&t, stdout, fmt, 9, names, num);
+  double best = INFINITY, worst = 0;
+  for (size_t i = 0; i < r.n; i++) {
+    const gt_cand_result_t *c = &r.c[i];
+    if (c->disp == GT_DISP_EXCLUDED && !explain) continue;
+    if (c->disp == GT_DISP_EXCLUDED && strncmp(c->why, "not selected", 12) == 0) continue;
+    char tus[32], sp[32], tf[32], gb[32], err[32];
+    double us = c->time.n ? c->time.median : 0;
+    fmt_num(tus, sizeof tus, "%.3f", us);
+    fmt_num(sp, sizeof sp, "%.1f", c->time.n ? 100 * c->time.rel_spread + 1e-9 : 0);
+    fmt_num(tf, sizeof tf, "%.4g", us > 0 ? fl / us / 1e6 : 0);
+    fmt_num(gb, sizeof gb, "%.4g", us > 0 ? by / us / 1e3 : 0);
+    if (c->gated) snprintf(err, sizeof err, "%.2e", c->gate.error);
+    else snprintf(err, sizeof err, "-");
+    char note[300];
+    snprintf(note, sizeof note, "%s%s%s", c->cand.is_baseline ? "baseline" : "",
+             c->cand.is_baseline && c->why[0] ? "; " : "", c->why);
+    const char *cells[] = {gt_disp_name(c->disp), tus, sp, tf, gb, err,
+                           c->cand.provider->name, c->cand.name, note};
+    gt_table_row(&t, cells);
+    if (c->disp == GT_DISP_PASSED && c->time.n) {
+      if (us < best) best = us;
+      if (us > worst) worst = us;
+    }
+  }
+  gt_table_end(&t);
+  if (fmt == GT_FMT_TABLE && r.best >= 0) {
+    const gt_cand_result_t *b = &r.c[r.best], *base = &r.c[r.baseline];
+    printf("Best: %s/%s %.3f us (%.2f TFLOP/s, %.1f GB/s), %.3fx the baseline %s %.3f us%s\n",
+           b->cand.provider->name, b->cand.name, b->time.median, fl / b->time.median / 1e6,
+           by / b->time.median / 1e3, base->time.median / b->time.median, base->cand.name,
+           base->time.median,
+           r.improved ? "" : " (not above the improvement threshold)");
+    char key[1024];
+    gt_problem_format_key(&cp.p, key, sizeof key);
+    printf("Arguments: gemmtune profile --key '%s' --providers %s,%s --instance %s%s\n", key,
+           b->cand.provider->name, base->cand.provider->name, b->cand.name,
+           cs.so.measure.warm ? " --warm" : "");
+    if (best < INFINITY && worst > 0)
+      printf("Spread: worst passing candidate is %.2fx the best (%.3f us vs %.3f us)\n",
+             worst / best, worst, best);
+  }
+  gt_search_result_free(&r);
+  return 0;
+}
+
+int gt_cmd_baseline(int argc, char **argv) {
+  gt_cli_problem_t cp;
+  gt_cli_search_t cs;
+  gt_cli_problem_init(&cp);
+  gt_cli_search_init(&cs);
+  gt_fmt_t fmt = GT_FMT_TABLE;
+  int rc = parse_common("baseline", argc, argv, &cp, &cs, &fmt, NULL, NULL, k_baseline_help);
+  if (rc == -2) return 0;
+  if (rc) return rc;
+  gt_device_info_t dev;
+  cs.quiet = fmt != GT_FMT_TABLE;
+  if ((rc = gt_cli_pick_backend("baseline", &cs, &dev)) != 0) return rc;
+  gt_shapes_t sh = {0};
+  if (optind < argc) {
+    if (cp.have_shape) return gt_cli_usage_error("baseline", "give a problem or a shapes file, not both");
+    if (optind != argc - 1) return gt_cli_usage_error("baseline", "expected one shapes FILE");
+    snprintf(cp.p.arch, sizeof cp.p.arch, "%s", dev.arch);
+    cp.p.sm_count = dev.sm_count;
+    gt_status_t s = gt_shapes_read(argv[optind], &cp.p, &sh, NULL);
+    if (s != GT_OK) return gt_cli_fail("baseline", s);
+  } else {
+    if ((rc = gt_cli_problem_finish("baseline", &cp, &dev)) != 0) return rc;
+    sh.v = calloc(1, sizeof *sh.v);
+    sh.n = 1;
+    sh.v[0].p = cp.p;
+    snprintf(sh.v[0].view, sizeof sh.v[0].view, "%s", cp.mapping);
+  }
+  cs.so.baseline_only = true;
+  static const char *const names[] = {"label", "mapping", "baseline", "time_us", "spread_pct",
+                                      "tflops", "gbps", "floor_us", "pct_of_floor"};
+  static const bool num[] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
+  gt_table_t t;
+  gt_table_begin(&t, stdout, fmt, 9, names, num);
+  int worst = 0;
+  for (size_t i = 0; i < sh.n; i++) {
+    progress_ctx_t pc = {"baseline", gt_cli_now()};
+    gt_search_events_t ev = {&pc, on_phase, NULL};
+    gt_search_result_t r;
+    gt_status_t s = gt_search_run(&sh.v[i].p, &cs.so, &ev, &r);
+    gt_cli_progress_clear();
+    double fl = gt_problem_flops(&sh.v[i].p), by = gt_problem_min_bytes(&sh.v[i].p);
+    double floor_us = 1e6 * fmax(fl / (dev.peak_tflops * 1e12), by / (dev.peak_gbps * 1e9));
+    char tus[32] = "-", sp[32] = "-", tf[32] = "-", gb[32] = "-", fu[32], pct[32] = "-";
+    snprintf(fu, sizeof fu, "%.2f", floor_us);
+    const char *bname = "-";
+    if (s == GT_OK && r.baseline >= 0) {
+      const gt_cand_result_t *b = &r.c[r.baseline];
+      bname = b->cand.name;
+      snprintf(tus, sizeof tus, "%.3f", b->time.median);
+      snprintf(sp, sizeof sp, "%.1f", 100 * b->time.rel_spread);
+      snprintf(tf, sizeof tf, "%.2f", fl / b->time.median / 1e6);
+      snprintf(gb, sizeof gb, "%.1f", by / b->time.median / 1e3);
+      snprintf(pct, sizeof pct, "%.1f", 100 * floor_us / b->time.median);
+    } else {
+      fprintf(stderr, "gemmtune baseline: line %d: %s\n", sh.v[i].line, r.failure);
+      worst = gt_status_exit_code(s);
+    }
+    const char *cells[] = {sh.v[i].label[0] ? sh.v[i].label : "-", sh.v[i].view, bname, tus, sp,
+                           tf, gb, fu, pct};
+    gt_table_row(&t, cells);
+    gt_search_result_free(&r);
+  }
+  gt_table_end(&t);
+  gt_shapes_free(&sh);
+  return worst;
+}

@@ -1,0 +1,93 @@
+/* gemmtune shapes: what a shapes file asks for, against this device's roofline. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/gt_shapes.h"
+
+static const char k_help[] =
+    "Usage: gemmtune shapes FILE [--dtype T] [--backend B] [--format F]\n\n"
+    "Reads a shapes file (nn.Linear view tokens,out_features,in_features; row-major\n"
+    "layout,M,N,K; or BLAS key columns as `gemmtune capture` writes) and prints for each shape\n"
+    "the BLAS mapping applied, FLOPs, the fewest bytes it must move, arithmetic intensity\n"
+    "(FLOP/byte), the regime on this device (compute-bound when the intensity exceeds the\n"
+    "device's ridge point peak_flops/bandwidth, else memory-bound) and the roofline floor\n"
+    "max(flops/peak, bytes/bandwidth): no kernel runs much faster than that.\n\n"
+    "  --dtype T              element type for rows that don't say (default bf16)\n"
+    "  --format table|csv|json\n\n";
+
+enum { S_FORMAT = 3000, S_HELP };
+
+int gt_cmd_shapes(int argc, char **argv) {
+  static const struct option own[] = {{"format", required_argument, 0, S_FORMAT},
+                                      {"help", no_argument, 0, S_HELP},
+                                      {0, 0, 0, 0}};
+  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
+  gt_cli_problem_t cp;
+  gt_cli_search_t cs;
+  gt_cli_problem_init(&cp);
+  gt_cli_search_init(&cs);
+  gt_fmt_t fmt = GT_FMT_TABLE;
+  int c, rc;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (c == 'h' || c == S_HELP) {
+      printf("%s%s", k_help, gt_cli_search_help);
+      free(opts);
+      return 0;
+    }
+    if (c == S_FORMAT) {
+      if (gt_cli_parse_format("shapes", optarg, &fmt)) return free(opts), EX_USAGE_;
+    } else if ((rc = gt_cli_problem_opt("shapes", &cp, c, optarg)) != 0 ||
+               (rc = gt_cli_search_opt("shapes", &cs, c, optarg)) != 0) {
+      if (rc < 0) return free(opts), EX_USAGE_;
+    } else {
+      free(opts);
+      return gt_cli_usage_error("shapes", "unknown option");
+    }
+  }
+  free(opts);
+  if (optind != argc - 1) return gt_cli_usage_error("shapes", "expected one shapes FILE");
+  gt_device_info_t dev;
+  cs.quiet = fmt != GT_FMT_TABLE;
+  if ((rc = gt_cli_pick_backend("shapes", &cs, &dev)) != 0) return rc;
+  snprintf(cp.p.arch, sizeof cp.p.arch, "%s", dev.arch);
+  cp.p.sm_count = dev.sm_count;
+  gt_shapes_t sh;
+  size_t merged = 0;
+  gt_status_t s = gt_shapes_read(argv[optind], &cp.p, &sh, &merged);
+  if (s != GT_OK) return gt_cli_fail("shapes", s);
+  double peak = dev.peak_tflops * 1e12, bw = dev.peak_gbps * 1e9;
+  double ridge = peak / bw;
+  if (fmt == GT_FMT_TABLE)
+    printf("device: %s (%s, %d %s), peak %.0f TFLOP/s, %.0f GB/s, ridge %.0f FLOP/byte\n",
+           dev.name, dev.arch, dev.sm_count, strcmp(dev.arch, "cpu") ? "SMs" : "cores",
+           dev.peak_tflops, dev.peak_gbps, ridge);
+  static const char *const names[] = {"line", "label", "mapping", "gflop", "mbytes", "flop_per_byte",
+                                      "regime", "floor_us", "calls", "share"};
+  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 1, 1, 1};
+  gt_table_t t;
+  gt_table_begin(&t, stdout, fmt, 10, names, num);
+  for (size_t i = 0; i < sh.n; i++) {
+    const gt_shape_t *x = &sh.v[i];
+    double fl = gt_problem_flops(&x->p), by = gt_problem_min_bytes(&x->p);
+    double ai = fl / by, floor_s = fl / peak > by / bw ? fl / peak : by / bw;
+    char line[16], gf[32], mb[32], ais[32], fus[32], calls[32], share[32];
+    snprintf(line, sizeof line, "%d", x->line);
+    snprintf(gf, sizeof gf, "%.3f", fl / 1e9);
+    snprintf(mb, sizeof mb, "%.2f", by / 1e6);
+    snprintf(ais, sizeof ais, "%.1f", ai);
+    snprintf(fus, sizeof fus, "%.2f", floor_s * 1e6);
+    snprintf(calls, sizeof calls, "%ld", x->calls);
+    snprintf(share, sizeof share, "%.4f", x->share);
+    const char *cells[] = {line, x->label[0] ? x->label : "-", x->view, gf, mb, ais,
+                           ai > ridge ? "compute" : "memory", fus, x->calls ? calls : "-",
+                           x->calls ? share : "-"};
+    gt_table_row(&t, cells);
+  }
+  gt_table_end(&t);
+  if (fmt == GT_FMT_TABLE && merged)
+    printf("%zu duplicate rows merged into earlier identical keys\n", merged);
+  gt_shapes_free(&sh);
+  return 0;
+}

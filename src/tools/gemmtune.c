@@ -1,0 +1,69 @@
+/* gemmtune: the command-line front end. Each subcommand lives in its own cmd_*.c file; this
+ * file only dispatches and prints the top-level help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gt_version.h"
+
+typedef struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *step;
+  const char *summary;
+} gt_subcommand_t;
+
+static const gt_subcommand_t k_cmds[] = {
+    {"capture", gt_cmd_capture, "1 scope", "run a command and record the GEMMs it issues as a shapes file"},
+    {"shapes", gt_cmd_shapes, "1 scope", "show a shapes file: intensity, regime, roofline floor"},
+    {"baseline", gt_cmd_baseline, "2 baseline", "time today's path (cublasGemmEx / naive CPU) for shapes"},
+    {"list", gt_cmd_list, "3 search", "providers, and the candidates for a problem (--explain: excluded ones)"},
+    {"profile", gt_cmd_profile, "3-4 search+gate", "gate and time every candidate for one problem"},
+    {"tune", gt_cmd_tune, "2-5 loop", "baseline, prune, race, gate and write winners to a DB"},
+    {"merge", gt_cmd_merge, "5 deploy", "merge tuned DBs (atomic; conflicts are reported)"},
+    {"explain", gt_cmd_explain, "5-6 deploy/verify", "look keys up in a DB; for a miss, the nearest rows and differing fields"},
+};
+#define NCMDS (sizeof k_cmds / sizeof k_cmds[0])
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "gemmtune %s: tune GEMMs for the shapes a workload issues, deploy the winners where the\n"
+          "live path reads them, and prove they ran.\n\n"
+          "Usage: gemmtune <command> [options]   (gemmtune <command> --help for each)\n\n"
+          "Commands, in the order of the tuning loop:\n",
+          GT_VERSION);
+  for (size_t i = 0; i < NCMDS; i++)
+    fprintf(f, "  %-9s %-18s %s\n", k_cmds[i].name, k_cmds[i].step, k_cmds[i].summary);
+  fprintf(f,
+          "\nOptions:\n  -h, --help     this help\n  -V, --version  print the version\n\n"
+          "Exit codes: 0 ok, 1 a check failed (gate, verify), 64 usage, 65 malformed input,\n"
+          "66 missing input, 69 unavailable (no GPU/library), 70 internal, 74 i/o.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 64;
+  }
+  const char *c = argv[1];
+  if (!strcmp(c, "-h") || !strcmp(c, "--help") || !strcmp(c, "help")) {
+    if (argc > 2 && strcmp(c, "help") == 0) {
+      for (size_t i = 0; i < NCMDS; i++)
+        if (!strcmp(argv[2], k_cmds[i].name)) {
+          char *args[] = {argv[2], "--help", NULL};
+          return k_cmds[i].fn(2, args);
+        }
+    }
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(c, "-V") || !strcmp(c, "--version")) {
+    printf("gemmtune %s\n", GT_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < NCMDS; i++)
+    if (!strcmp(c, k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "gemmtune: unknown command '%s'\n\n", c);
+  usage(stderr);
+  return 64;
+}
