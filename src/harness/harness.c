@@ -1,0 +1,47 @@
+/* Harness selection by backend and the measurement defaults (see gt_harness.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gt_harness.h"
+
+const gt_harness_ops_t *gt_harness_for(gt_backend_t backend) {
+  switch (backend) {
+    case GT_BACKEND_HOST: return &gt_harness_host;
+#ifdef GT_HAVE_CUDA
+    case GT_BACKEND_CUDA: return &gt_harness_cuda;
+#endif
+    default: return NULL;
+  }
+}
+
+/* A seed that differs between runs (so repeated tuning sees different inputs) unless the user
+ * pins one with GEMMTUNE_SEED to reproduce a failure. */
+static uint64_t default_seed(void) {
+  const char *e = getenv("GEMMTUNE_SEED");
+  if (e && *e) {
+    char *end;
+    unsigned long long v = strtoull(e, &end, 0);
+    if (*end == '\0') return (uint64_t)v;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t x = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
+  /* splitmix64 finaliser: nearby clock values give unrelated seeds. */
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+void gt_measure_opts_init(gt_measure_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->device = 0;
+  o->warm = false;
+  o->rotate_factor = 3.0;
+  o->init = GT_INIT_RANDOM;
+  o->seed = default_seed();
+  o->launches = 0;
+  o->sample_target_us = 2000.0;
+  o->timeout_s = 10.0;
+}

@@ -1,0 +1,198 @@
+/* The "testonly" host provider: planted bad candidates that prove the harness catches what it
+ * claims to catch. Never enabled by accident: init() refuses unless GEMMTUNE_TEST_PROVIDERS=1.
+ *
+ *   testonly_wrong  sums only the first ceil(k/8) products and scales by k/ceil(k/8): the right
+ *                   magnitude, much faster than any correct instance, wrong. Only the gate can
+ *                   reject it; its time would win any race.
+ *   testonly_stale  correct on its first run, afterwards copies that first output again: passes a
+ *                   check that reuses the inputs it was warmed on, fails one on fresh inputs.
+ *   testonly_fault  run() fails with GT_ERR_DEVICE "planted fault".
+ *
+ * Types as the cpu provider: f32, bf16 or f16 for all of A, B, C, D; f32 compute and scale. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/gt_dtype.h"
+#include "gt_provider.h"
+
+extern const gt_provider_t gt_provider_testonly;
+
+typedef enum to_kind { TO_WRONG = 1, TO_STALE, TO_FAULT } to_kind_t;
+
+static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] = "testonly_stale",
+                                      [TO_FAULT] = "testonly_fault"};
+
+static gt_status_t to_init(void) {
+  const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
+  if (!e || strcmp(e, "1") != 0)
+    return gt_err_set(GT_ERR_UNSUPPORTED,
+                      "set GEMMTUNE_TEST_PROVIDERS=1 to enable planted test candidates");
+  return GT_OK;
+}
+
+static bool to_supports(const gt_problem_t *p, char *why, size_t cap) {
+  gt_dtype_t t = p->a_type;
+  bool type_ok = (t == GT_DT_F32 || t == GT_DT_BF16 || t == GT_DT_F16) && p->b_type == t &&
+                 p->c_type == t && p->d_type == t;
+  if (!type_ok) {
+    snprintf(why, cap, "types a=%s d=%s not implemented by testonly instances (f32, bf16, f16)",
+             gt_dtype_name(p->a_type), gt_dtype_name(p->d_type));
+    return false;
+  }
+  if (p->compute != GT_COMPUTE_F32 || p->scale_type != GT_DT_F32 || p->epilogue != GT_EPI_NONE) {
+    snprintf(why, cap, "testonly instances need f32 compute and scale and no epilogue");
+    return false;
+  }
+  return true;
+}
+
+static void to_make(to_kind_t k, gt_candidate_t *out) {
+  memset(out, 0, sizeof *out);
+  out->provider = &gt_provider_testonly;
+  strcpy(out->name, k_names[k]);
+  out->blob[0] = (unsigned char)k;
+}
+
+static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
+                                gt_cand_list_t *out) {
+  char why[GT_REASON_MAX];
+  bool ok = to_supports(p, why, sizeof why);
+  for (int k = TO_WRONG; k <= TO_FAULT; k++) {
+    gt_candidate_t c;
+    to_make((to_kind_t)k, &c);
+    if (!ok) {
+      c.excluded = true;
+      snprintf(c.reason, sizeof c.reason, "%s", why);
+    }
+    gt_status_t s = gt_cand_list_push(out, &c);
+    if (s != GT_OK) return s;
+  }
+  return GT_OK;
+}
+
+static gt_status_t to_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
+  for (int k = TO_WRONG; k <= TO_FAULT; k++)
+    if (strcmp(name, k_names[k]) == 0) {
+      char why[GT_REASON_MAX];
+      if (!to_supports(p, why, sizeof why))
+        return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+      to_make((to_kind_t)k, out);
+      return GT_OK;
+    }
+  return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is not a testonly instance", name);
+}
+
+typedef struct to_state {
+  to_kind_t kind;
+  gt_problem_t p;
+  float *acc;        /* m column sums */
+  void *cache;       /* stale: the first output, the whole D footprint */
+  size_t cache_bytes;
+  bool cached;
+} to_state_t;
+
+static size_t d_footprint_bytes(const gt_problem_t *p) {
+  size_t elems = (size_t)(p->ldc * p->n) + (size_t)((p->batch - 1) * p->stride_c);
+  return elems * gt_dtype_size(p->d_type);
+}
+
+static gt_status_t to_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **state,
+                              size_t *ws_needed) {
+  char why[GT_REASON_MAX];
+  if (!to_supports(p, why, sizeof why)) return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
+  to_state_t *s = calloc(1, sizeof *s);
+  if (!s) return gt_err_set(GT_ERR_NOMEM, "%s: no memory", c->name);
+  s->kind = (to_kind_t)c->blob[0];
+  s->p = *p;
+  s->acc = malloc((size_t)p->m * sizeof(float));
+  if (s->kind == TO_STALE) {
+    s->cache_bytes = d_footprint_bytes(p);
+    s->cache = malloc(s->cache_bytes);
+  }
+  if (!s->acc || (s->kind == TO_STALE && !s->cache)) {
+    free(s->acc), free(s->cache), free(s);
+    return gt_err_set(GT_ERR_NOMEM, "%s: no memory for scratch", c->name);
+  }
+  *state = s;
+  if (ws_needed) *ws_needed = 0;
+  return GT_OK;
+}
+
+static float ldv(const void *p, gt_dtype_t dt, size_t i) {
+  switch (dt) {
+    case GT_DT_F32: return ((const float *)p)[i];
+    case GT_DT_BF16: return gt_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return gt_f16_to_f32(((const uint16_t *)p)[i]);
+  }
+}
+
+/* D = alpha * (k / kk) * sum_{q < kk} op(A)(:,q) op(B)(q,:) + beta * C: correct when kk == k. */
+static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk) {
+  const gt_problem_t *p = &s->p;
+  const gt_dtype_t dt = p->a_type;
+  const float alpha = *(const float *)o->alpha;
+  const float beta = p->beta_zero ? 0.0f : *(const float *)o->beta;
+  const float scale = (float)p->k / (float)kk;
+  for (int64_t b = 0; b < p->batch; b++) {
+    const size_t oa = (size_t)(b * p->stride_a), ob = (size_t)(b * p->stride_b),
+                 oc = (size_t)(b * p->stride_c);
+    for (int64_t j = 0; j < p->n; j++) {
+      for (int64_t i = 0; i < p->m; i++) s->acc[i] = 0.0f;
+      for (int64_t q = 0; q < kk; q++) {
+        size_t bi = p->transb == GT_TRANS_N ? (size_t)(q + j * p->ldb) : (size_t)(j + q * p->ldb);
+        float bv = ldv(o->B, dt, ob + bi);
+        for (int64_t i = 0; i < p->m; i++) {
+          size_t ai = p->transa == GT_TRANS_N ? (size_t)(i + q * p->lda) : (size_t)(q + i * p->lda);
+          s->acc[i] += ldv(o->A, dt, oa + ai) * bv;
+        }
+      }
+      for (int64_t i = 0; i < p->m; i++) {
+        size_t di = oc + (size_t)(i + j * p->ldc);
+        float v = alpha * scale * s->acc[i];
+        if (!p->beta_zero) v += beta * ldv(o->C, dt, di);
+        gt_store_elem(o->D, dt, di, v);
+      }
+    }
+  }
+}
+
+static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
+  to_state_t *s = state;
+  switch (s->kind) {
+    case TO_WRONG: to_gemm(s, ops, (s->p.k + 7) / 8); return GT_OK;
+    case TO_STALE:
+      if (s->cached) {
+        memcpy(ops->D, s->cache, s->cache_bytes);
+      } else {
+        to_gemm(s, ops, s->p.k);
+        memcpy(s->cache, ops->D, s->cache_bytes);
+        s->cached = true;
+      }
+      return GT_OK;
+    case TO_FAULT: return gt_err_set(GT_ERR_DEVICE, "planted fault");
+  }
+  return gt_err_set(GT_ERR_INTERNAL, "testonly: bad candidate kind %d", (int)s->kind);
+}
+
+static void to_release(void *state) {
+  to_state_t *s = state;
+  if (!s) return;
+  free(s->acc);
+  free(s->cache);
+  free(s);
+}
+
+const gt_provider_t gt_provider_testonly = {
+    .api_version = GT_PROVIDER_API_VERSION,
+    .name = "testonly",
+    .description = "planted wrong/stale/faulting host candidates (GEMMTUNE_TEST_PROVIDERS=1)",
+    .backend = GT_BACKEND_HOST,
+    .init = to_init,
+    .lib_version = NULL,
+    .enumerate = to_enumerate,
+    .from_name = to_from_name,
+    .prepare = to_prepare,
+    .run = to_run,
+    .release = to_release,
+};
