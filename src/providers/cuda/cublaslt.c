@@ -1,0 +1,741 @@
+/* Provider "cublaslt": cuBLASLt matmul configurations as candidates.
+ *
+ * Two ways to list them: the heuristic's top N (cublasLtMatmulAlgoGetHeuristic, 32 MiB workspace,
+ * the default), and with --exhaustive the whole configuration space: every algorithm id, every
+ * tile and stages value it reports, split-K, reduction scheme, CTA swizzling, custom option and
+ * (on sm_90 and later) cluster shape, each checked with cublasLtMatmulAlgoCheck. Configurations
+ * the library rejects stay in the list, excluded, with the library's reason.
+ *
+ * A candidate is named by its configuration (gt_cublaslt_name.h), never by its heuristic rank,
+ * and what gets timed is the algorithm rebuilt from that name (AlgoInit + config attributes), the
+ * same thing from_name gives back when a DB row is replayed. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gt_provider.h"
+#include "gt_cublaslt_name.h"
+#include "gt_cudalib.h"
+
+#define GT_LT_WS_BYTES ((size_t)32 << 20)
+#define GT_LT_DEFAULT_TOP 8
+#define GT_LT_MAX_DEVICES 64
+#define GT_LT_MAX_ALGO_IDS 1024
+/* Upper bound on configurations examined by one exhaustive enumeration: a safety net against a
+ * library that reports far more tiles than Hopper's (the H200 space was 55,265). */
+#define GT_LT_MAX_CONFIGS 400000
+
+/* The name tables must agree with the header this file is compiled with. */
+#define GT_LT_CHECK_TILE(id, r, c) \
+  _Static_assert(CUBLASLT_MATMUL_TILE_##r##x##c == id, "tile table vs cublasLt.h: " #r "x" #c);
+GT_CUBLASLT_TILES(GT_LT_CHECK_TILE)
+#define GT_LT_CHECK_STAGES(id, k, n) \
+  _Static_assert(CUBLASLT_MATMUL_STAGES_##k##x##n == id, "stages table vs cublasLt.h: " #k "x" #n);
+GT_CUBLASLT_STAGES(GT_LT_CHECK_STAGES)
+#define GT_LT_CHECK_STAGES_AUTO(id, k) \
+  _Static_assert(CUBLASLT_MATMUL_STAGES_##k##xAUTO == id, "stages table vs cublasLt.h: " #k "xAUTO");
+GT_CUBLASLT_STAGES_AUTO(GT_LT_CHECK_STAGES_AUTO)
+#define GT_LT_CHECK_CLUSTER(id, X, Y, Z)                              \
+  _Static_assert(CUBLASLT_CLUSTER_SHAPE_##X##x##Y##x##Z == id,        \
+                 "cluster table vs cublasLt.h: " #X "x" #Y "x" #Z);
+GT_CUBLASLT_CLUSTERS(GT_LT_CHECK_CLUSTER)
+
+extern const gt_provider_t gt_provider_cublaslt;
+
+/* What a candidate carries: its configuration, the algorithm built from it, and the workspace
+ * AlgoCheck asked for. */
+typedef struct lt_blob {
+  uint32_t magic;
+  uint32_t ws_bytes;
+  gt_cublaslt_config_t cfg;
+  cublasLtMatmulAlgo_t algo;
+} lt_blob_t;
+_Static_assert(sizeof(lt_blob_t) <= GT_CAND_BLOB, "cuBLASLt blob does not fit a candidate");
+#define GT_LT_MAGIC 0x544c5447u /* "GTLT" */
+
+/* Matmul descriptor and the four layouts for one problem. */
+typedef struct lt_descs {
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t a, b, c, d;
+  cublasComputeType_t compute;
+  cudaDataType_t scale, at, bt, ct, dt;
+} lt_descs_t;
+
+typedef struct lt_state {
+  const gt_cublas_api_t *api;
+  cublasLtHandle_t handle;
+  lt_descs_t descs;
+  cublasLtMatmulAlgo_t algo;
+  size_t ws_needed;
+  bool has_bias;
+  const void *bias_set; /* bias pointer last written into the descriptor */
+} lt_state_t;
+
+/* ---- handles, descriptors ------------------------------------------------------------------ */
+
+static _Thread_local cublasLtHandle_t t_handles[GT_LT_MAX_DEVICES];
+
+static gt_status_t lt_handle(const gt_cublas_api_t *api, cublasLtHandle_t *out) {
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= GT_LT_MAX_DEVICES)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "CUDA device %d: more than %d devices", dev,
+                      GT_LT_MAX_DEVICES);
+  if (!t_handles[dev]) GT_CUBLAS_CHECK(api->LtCreate(&t_handles[dev]));
+  *out = t_handles[dev];
+  return GT_OK;
+}
+
+static bool lt_epilogue(gt_epilogue_t e, cublasLtEpilogue_t *out) {
+  switch (e) {
+    case GT_EPI_NONE: *out = CUBLASLT_EPILOGUE_DEFAULT; return true;
+    case GT_EPI_BIAS: *out = CUBLASLT_EPILOGUE_BIAS; return true;
+    case GT_EPI_RELU: *out = CUBLASLT_EPILOGUE_RELU; return true;
+    case GT_EPI_BIAS_RELU: *out = CUBLASLT_EPILOGUE_RELU_BIAS; return true;
+    case GT_EPI_GELU: *out = CUBLASLT_EPILOGUE_GELU; return true;
+    case GT_EPI_BIAS_GELU: *out = CUBLASLT_EPILOGUE_GELU_BIAS; return true;
+    default: return false;
+  }
+}
+
+static bool has_bias(gt_epilogue_t e) {
+  return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
+}
+
+static void descs_destroy(const gt_cublas_api_t *api, lt_descs_t *d) {
+  if (d->a) api->LtMatrixLayoutDestroy(d->a);
+  if (d->b) api->LtMatrixLayoutDestroy(d->b);
+  if (d->c) api->LtMatrixLayoutDestroy(d->c);
+  if (d->d) api->LtMatrixLayoutDestroy(d->d);
+  if (d->op) api->LtMatmulDescDestroy(d->op);
+  memset(d, 0, sizeof *d);
+}
+
+static gt_status_t layout(const gt_cublas_api_t *api, cublasLtMatrixLayout_t *out, cudaDataType_t t,
+                          int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  GT_CUBLAS_CHECK(api->LtMatrixLayoutCreate(out, t, (uint64_t)rows, (uint64_t)cols, ld));
+  if (batch > 1) {
+    int32_t count = (int32_t)batch;
+    GT_CUBLAS_CHECK(api->LtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                    &count, sizeof count));
+    GT_CUBLAS_CHECK(api->LtMatrixLayoutSetAttribute(
+        *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  }
+  return GT_OK;
+}
+
+static gt_status_t descs_build(const gt_cublas_api_t *api, const gt_problem_t *p, lt_descs_t *d) {
+  gt_status_t st;
+  if ((st = gt_cudalib_data_type(p->a_type, &d->at)) != GT_OK ||
+      (st = gt_cudalib_data_type(p->b_type, &d->bt)) != GT_OK ||
+      (st = gt_cudalib_data_type(p->c_type, &d->ct)) != GT_OK ||
+      (st = gt_cudalib_data_type(p->d_type, &d->dt)) != GT_OK ||
+      (st = gt_cudalib_data_type(p->scale_type, &d->scale)) != GT_OK ||
+      (st = gt_cudalib_compute_type(p->compute, &d->compute)) != GT_OK)
+    return st;
+  cublasLtEpilogue_t epi;
+  if (!lt_epilogue(p->epilogue, &epi))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "cuBLASLt has no %s epilogue", gt_epilogue_name(p->epilogue));
+
+  GT_CUBLAS_CHECK(api->LtMatmulDescCreate(&d->op, d->compute, d->scale));
+  int32_t ta = p->transa == GT_TRANS_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int32_t tb = p->transb == GT_TRANS_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  uint32_t e = (uint32_t)epi;
+  GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
+  if (has_bias(p->epilogue) && (p->d_type == GT_DT_F8E4M3FN || p->d_type == GT_DT_F8E5M2)) {
+    cudaDataType_t bt;
+    if ((st = gt_cudalib_data_type(gt_cudalib_bias_type(p), &bt)) != GT_OK) return st;
+    int32_t b32 = (int32_t)bt;
+    GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &b32,
+                                                  sizeof b32));
+  }
+
+  int64_t ar = p->transa == GT_TRANS_N ? p->m : p->k, ac = p->transa == GT_TRANS_N ? p->k : p->m;
+  int64_t br = p->transb == GT_TRANS_N ? p->k : p->n, bc = p->transb == GT_TRANS_N ? p->n : p->k;
+  if ((st = layout(api, &d->a, d->at, ar, ac, p->lda, p->batch, p->stride_a)) != GT_OK ||
+      (st = layout(api, &d->b, d->bt, br, bc, p->ldb, p->batch, p->stride_b)) != GT_OK ||
+      (st = layout(api, &d->c, d->ct, p->m, p->n, p->ldc, p->batch, p->stride_c)) != GT_OK ||
+      (st = layout(api, &d->d, d->dt, p->m, p->n, p->ldc, p->batch, p->stride_c)) != GT_OK)
+    return st;
+  return GT_OK;
+}
+
+/* Problems cuBLASLt cannot be asked about at all (the rest is for the library to judge). */
+static bool applicable(const gt_problem_t *p, char *why, size_t cap) {
+  cublasLtEpilogue_t e;
+  if (p->op != GT_OP_GEMM) return snprintf(why, cap, "not a GEMM"), false;
+  if (!lt_epilogue(p->epilogue, &e))
+    return snprintf(why, cap, "no cuBLASLt epilogue for %s", gt_epilogue_name(p->epilogue)), false;
+  if (p->batch > INT32_MAX) return snprintf(why, cap, "batch above INT32_MAX"), false;
+  return true;
+}
+
+/* ---- algorithm <-> configuration ------------------------------------------------------------ */
+
+static gt_status_t config_read(const gt_cublas_api_t *api, const cublasLtMatmulAlgo_t *algo,
+                               gt_cublaslt_config_t *c) {
+  size_t w;
+  uint16_t inner = 0, cluster = 0;
+  memset(c, 0, sizeof *c);
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &c->algo_id,
+                                                      sizeof c->algo_id, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID,
+                                                      &c->tile_id, sizeof c->tile_id, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                                                      &c->stages_id, sizeof c->stages_id, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                                      &c->splitk, sizeof c->splitk, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                                      &c->reduction, sizeof c->reduction, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING,
+                                                      &c->swizzle, sizeof c->swizzle, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION,
+                                                      &c->custom, sizeof c->custom, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID,
+                                                      &inner, sizeof inner, &w));
+  GT_CUBLAS_CHECK(api->LtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                                      &cluster, sizeof cluster, &w));
+  c->inner_shape = inner;
+  c->cluster_id = cluster;
+  if (c->splitk < 1) c->splitk = 1; /* some algorithms report 0 for "not split" */
+  return GT_OK;
+}
+
+/* AlgoInit + every configuration attribute: the one way an algorithm is ever built from a name. */
+static cublasStatus_t algo_build(const gt_cublas_api_t *api, cublasLtHandle_t h,
+                                 const lt_descs_t *d, const gt_cublaslt_config_t *c,
+                                 cublasLtMatmulAlgo_t *algo) {
+  cublasStatus_t s = api->LtMatmulAlgoInit(h, d->compute, d->scale, d->at, d->bt, d->ct, d->dt,
+                                           c->algo_id, algo);
+  if (s != CUBLAS_STATUS_SUCCESS) return s;
+  uint16_t inner = (uint16_t)c->inner_shape, cluster = (uint16_t)c->cluster_id;
+#define SET(attr, v)                                                                 \
+  if ((s = api->LtMatmulAlgoConfigSetAttribute(algo, attr, &(v), sizeof(v))) !=     \
+      CUBLAS_STATUS_SUCCESS)                                                         \
+    return s;
+  SET(CUBLASLT_ALGO_CONFIG_TILE_ID, c->tile_id);
+  SET(CUBLASLT_ALGO_CONFIG_STAGES_ID, c->stages_id);
+  SET(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c->splitk);
+  SET(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c->reduction);
+  SET(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c->swizzle);
+  SET(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c->custom);
+  SET(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, inner);
+  SET(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
+#undef SET
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Build and check one configuration. Returns true when it runs within our workspace; otherwise
+ * why says what rejected it. */
+static bool config_check(const gt_cublas_api_t *api, cublasLtHandle_t h, const lt_descs_t *d,
+                         const gt_cublaslt_config_t *c, cublasLtMatmulAlgo_t *algo, size_t *ws,
+                         char *why, size_t cap) {
+  cublasStatus_t s = algo_build(api, h, d, c, algo);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    snprintf(why, cap, "config rejected: %s", gt_cublas_status_name(s));
+    return false;
+  }
+  cublasLtMatmulHeuristicResult_t r;
+  memset(&r, 0, sizeof r);
+  s = api->LtMatmulAlgoCheck(h, d->op, d->a, d->b, d->c, d->d, algo, &r);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    snprintf(why, cap, "AlgoCheck: %s", gt_cublas_status_name(s));
+    return false;
+  }
+  if (r.workspaceSize > GT_LT_WS_BYTES) {
+    snprintf(why, cap, "workspace %zu MiB > %zu MiB", (r.workspaceSize + (1u << 20) - 1) >> 20,
+             GT_LT_WS_BYTES >> 20);
+    return false;
+  }
+  *ws = r.workspaceSize;
+  return true;
+}
+
+/* ---- name set (dedup of heuristic and enumerated configurations) ---------------------------- */
+
+typedef struct name_set {
+  uint64_t *v;
+  size_t n, cap;
+} name_set_t;
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+/* Insert; false when already present (or out of memory, which only costs a duplicate). */
+static bool name_set_add(name_set_t *s, const char *name) {
+  if ((s->n + 1) * 2 > s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 1024;
+    uint64_t *v = calloc(cap, sizeof *v);
+    if (!v) return true;
+    for (size_t i = 0; i < s->cap; i++) {
+      if (!s->v[i]) continue;
+      size_t j = s->v[i] & (cap - 1);
+      while (v[j]) j = (j + 1) & (cap - 1);
+      v[j] = s->v[i];
+    }
+    free(s->v);
+    s->v = v, s->cap = cap;
+  }
+  uint64_t h = fnv1a(name);
+  size_t j = h & (s->cap - 1);
+  while (s->v[j]) {
+    if (s->v[j] == h) return false;
+    j = (j + 1) & (s->cap - 1);
+  }
+  s->v[j] = h;
+  s->n++;
+  return true;
+}
+
+/* ---- candidates ----------------------------------------------------------------------------- */
+
+static void fill_candidate(gt_candidate_t *out, const char *name, const gt_cublaslt_config_t *c,
+                           const cublasLtMatmulAlgo_t *algo, size_t ws) {
+  memset(out, 0, sizeof *out);
+  out->provider = &gt_provider_cublaslt;
+  snprintf(out->name, sizeof out->name, "%s", name);
+  out->splitk = c->splitk > 1;
+  lt_blob_t b;
+  memset(&b, 0, sizeof b);
+  b.magic = GT_LT_MAGIC;
+  b.ws_bytes = (uint32_t)ws;
+  b.cfg = *c;
+  b.algo = *algo;
+  memcpy(out->blob, &b, sizeof b);
+}
+
+typedef struct enum_ctx {
+  const gt_cublas_api_t *api;
+  cublasLtHandle_t h;
+  lt_descs_t *d;
+  gt_cand_list_t *out;
+  name_set_t seen;
+  size_t examined;
+  bool truncated;
+} enum_ctx_t;
+
+/* Check configuration c and append it (active, or excluded with the reason) unless a candidate
+ * of that name is listed already. Returns GT_OK, or GT_ERR_NOMEM from the list. *ok says whether
+ * the configuration passed, listed now or before. */
+static gt_status_t add_config(enum_ctx_t *x, const gt_cublaslt_config_t *c, const char *prefix_why,
+                              bool *ok) {
+  char name[GT_NAME_MAX], why[GT_REASON_MAX];
+  *ok = false;
+  if (gt_cublaslt_name_format(c, name, sizeof name) != GT_OK) {
+    snprintf(name, sizeof name, "cublaslt_a%d_unnamed_%zu", (int)c->algo_id, x->examined);
+    return gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name, "%s%s", prefix_why,
+                                gt_err_msg());
+  }
+  cublasLtMatmulAlgo_t algo;
+  size_t ws = 0;
+  if (!name_set_add(&x->seen, name)) {
+    /* Already listed (the heuristic found it first); the caller may still need its verdict. */
+    *ok = config_check(x->api, x->h, x->d, c, &algo, &ws, why, sizeof why);
+    return GT_OK;
+  }
+  x->examined++;
+  if (!config_check(x->api, x->h, x->d, c, &algo, &ws, why, sizeof why))
+    return gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name, "%s%s", prefix_why, why);
+  gt_candidate_t cand;
+  fill_candidate(&cand, name, c, &algo, ws);
+  *ok = true;
+  return gt_cand_list_push(x->out, &cand);
+}
+
+static gt_status_t enum_heuristic(enum_ctx_t *x, int top) {
+  const gt_cublas_api_t *api = x->api;
+  cublasLtMatmulPreference_t pref = NULL;
+  GT_CUBLAS_CHECK(api->LtMatmulPreferenceCreate(&pref));
+  uint64_t ws = GT_LT_WS_BYTES;
+  cublasStatus_t s = api->LtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasLtMatmulHeuristicResult_t *res = calloc((size_t)top, sizeof *res);
+  int returned = 0;
+  if (s == CUBLAS_STATUS_SUCCESS && res)
+    s = api->LtMatmulAlgoGetHeuristic(x->h, x->d->op, x->d->a, x->d->b, x->d->c, x->d->d, pref, top,
+                                      res, &returned);
+  api->LtMatmulPreferenceDestroy(pref);
+  if (!res) return gt_err_set(GT_ERR_NOMEM, "cublaslt: out of host memory");
+  gt_status_t st = GT_OK;
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    /* No heuristic answer is a statement about the problem, not a failure of the provider. */
+    st = gt_cand_list_exclude(x->out, &gt_provider_cublaslt, "cublaslt_heuristic",
+                              "AlgoGetHeuristic: %s", gt_cublas_status_name(s));
+    free(res);
+    return st;
+  }
+  for (int i = 0; i < returned && st == GT_OK; i++) {
+    if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    gt_cublaslt_config_t c;
+    if ((st = config_read(api, &res[i].algo, &c)) != GT_OK) break;
+    bool ok;
+    st = add_config(x, &c, "heuristic config does not rebuild: ", &ok);
+  }
+  free(res);
+  return st;
+}
+
+static bool arch_has_clusters(const char *arch) {
+  int v = 0;
+  return sscanf(arch, "sm_%d", &v) == 1 && v >= 90;
+}
+
+/* Read an array capability (tile or stages ids). An empty answer means the algorithm takes the
+ * attribute's UNDEFINED value only. */
+static int cap_ids(const gt_cublas_api_t *api, const cublasLtMatmulAlgo_t *algo,
+                   cublasLtMatmulAlgoCapAttributes_t attr, uint32_t **ids) {
+  size_t bytes = 0;
+  *ids = NULL;
+  if (api->LtMatmulAlgoCapGetAttribute(algo, attr, NULL, 0, &bytes) != CUBLAS_STATUS_SUCCESS ||
+      bytes < sizeof(uint32_t)) {
+    *ids = calloc(1, sizeof **ids);
+    return *ids ? 1 : -1;
+  }
+  *ids = calloc(bytes / sizeof(uint32_t), sizeof **ids);
+  if (!*ids) return -1;
+  size_t w = 0;
+  if (api->LtMatmulAlgoCapGetAttribute(algo, attr, *ids, bytes, &w) != CUBLAS_STATUS_SUCCESS ||
+      w < sizeof(uint32_t))
+    return 1; /* (*ids)[0] == 0: UNDEFINED */
+  return (int)(w / sizeof(uint32_t));
+}
+
+static int32_t cap_i32(const gt_cublas_api_t *api, const cublasLtMatmulAlgo_t *algo,
+                       cublasLtMatmulAlgoCapAttributes_t attr) {
+  int32_t v = 0;
+  size_t w;
+  if (api->LtMatmulAlgoCapGetAttribute(algo, attr, &v, sizeof v, &w) != CUBLAS_STATUS_SUCCESS)
+    return 0;
+  return v;
+}
+
+/* Split-K counts tried when an algorithm supports split-K. */
+static const int32_t k_splitk[] = {1, 2, 3, 4, 6, 8, 16};
+/* Explicit cluster shapes tried (besides AUTO) on cluster-capable GPUs: the shapes Hopper's
+ * kernels use; larger ones leave SMs idle on 132-SM parts. */
+static const uint32_t k_clusters_tried[] = {
+    CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1, CUBLASLT_CLUSTER_SHAPE_1x2x1,
+    CUBLASLT_CLUSTER_SHAPE_2x2x1, CUBLASLT_CLUSTER_SHAPE_4x1x1, CUBLASLT_CLUSTER_SHAPE_1x4x1,
+};
+
+static gt_status_t enum_algo(enum_ctx_t *x, const gt_problem_t *p, int id) {
+  const gt_cublas_api_t *api = x->api;
+  const lt_descs_t *d = x->d;
+  gt_cublaslt_config_t c;
+  memset(&c, 0, sizeof c);
+  c.algo_id = id;
+  c.splitk = 1;
+  char name[GT_NAME_MAX];
+
+  cublasLtMatmulAlgo_t algo;
+  cublasStatus_t s = api->LtMatmulAlgoInit(x->h, d->compute, d->scale, d->at, d->bt, d->ct, d->dt,
+                                           id, &algo);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    gt_cublaslt_name_format(&c, name, sizeof name);
+    return gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name, "AlgoInit: %s",
+                                gt_cublas_status_name(s));
+  }
+  /* Whole-algorithm rules, one line each. */
+  if (p->batch > 1 && !cap_i32(api, &algo, CUBLASLT_ALGO_CAP_STRIDED_BATCH_SUPPORT)) {
+    gt_cublaslt_name_format(&c, name, sizeof name);
+    return gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name,
+                                "algo %d has no strided batch", id);
+  }
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  lt_epilogue(p->epilogue, &epi);
+  if (epi != CUBLASLT_EPILOGUE_DEFAULT &&
+      (cap_i32(api, &algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK) & (int32_t)epi) != (int32_t)epi) {
+    gt_cublaslt_name_format(&c, name, sizeof name);
+    return gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name, "algo %d has no %s epilogue",
+                                id, gt_epilogue_name(p->epilogue));
+  }
+
+  uint32_t *tiles = NULL, *stages = NULL;
+  int ntiles = cap_ids(api, &algo, CUBLASLT_ALGO_CAP_TILE_IDS, &tiles);
+  int nstages = cap_ids(api, &algo, CUBLASLT_ALGO_CAP_STAGES_IDS, &stages);
+  if (ntiles < 0 || nstages < 0) {
+    free(tiles), free(stages);
+    return gt_err_set(GT_ERR_NOMEM, "cublaslt: out of host memory");
+  }
+  bool splitk_ok = cap_i32(api, &algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT) != 0;
+  uint32_t red_mask = (uint32_t)cap_i32(api, &algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK) &
+                      CUBLASLT_REDUCTION_SCHEME_MASK;
+  int nswizzle = cap_i32(api, &algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) ? 2 : 1;
+  int32_t custom_max = cap_i32(api, &algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX);
+  if (custom_max < 0) custom_max = 0;
+
+  /* Cluster shapes: cuBLASLt reports no capability for them, so probe once per algorithm with
+   * an explicit 1x1x1 on its first accepted base configuration; algorithms that refuse it are
+   * enumerated with AUTO only (and one line says so). */
+  bool clusters_probe = arch_has_clusters(p->arch);
+  bool clusters_ok = false, probed = false;
+
+  gt_status_t st = GT_OK;
+  for (int ti = 0; ti < ntiles && st == GT_OK; ti++) {
+    for (int si = 0; si < nstages && st == GT_OK; si++) {
+      if (x->examined >= GT_LT_MAX_CONFIGS) {
+        x->truncated = true;
+        goto done;
+      }
+      gt_cublaslt_config_t base = c;
+      base.tile_id = tiles[ti];
+      base.stages_id = stages[si];
+      bool ok;
+      /* Rule: a tile/stages pair the library rejects at its plainest (no split-K, no swizzle,
+       * option 0, cluster AUTO) is not expanded further. */
+      if ((st = add_config(x, &base, "", &ok)) != GT_OK || !ok) continue;
+
+      if (clusters_probe && !probed) {
+        probed = true;
+        gt_cublaslt_config_t pc = base;
+        pc.cluster_id = CUBLASLT_CLUSTER_SHAPE_1x1x1;
+        cublasLtMatmulAlgo_t a2;
+        size_t ws;
+        char why[GT_REASON_MAX];
+        clusters_ok = config_check(api, x->h, d, &pc, &a2, &ws, why, sizeof why);
+        if (!clusters_ok && gt_cublaslt_name_format(&pc, name, sizeof name) == GT_OK &&
+            name_set_add(&x->seen, name))
+          st = gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name,
+                                    "algo %d takes no explicit cluster shape (%s); AUTO only", id,
+                                    why);
+      }
+      int nclusters = 1 + (clusters_ok ? (int)(sizeof k_clusters_tried / sizeof k_clusters_tried[0]) : 0);
+      for (int ci = 0; ci < nclusters && st == GT_OK; ci++) {
+        for (size_t ki = 0; ki < sizeof k_splitk / sizeof k_splitk[0] && st == GT_OK; ki++) {
+          int32_t sk = k_splitk[ki];
+          if (sk > 1 && (!splitk_ok || sk > p->k)) break;
+          /* Reduction schemes only mean something when K is split; try each one supported. */
+          uint32_t reds[3];
+          int nred = 0;
+          if (sk == 1) {
+            reds[nred++] = CUBLASLT_REDUCTION_SCHEME_NONE;
+          } else {
+            static const uint32_t k_reds[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE,
+                                              CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+                                              CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE};
+            for (int r = 0; r < 3; r++)
+              if (red_mask & k_reds[r]) reds[nred++] = k_reds[r];
+          }
+          for (int ri = 0; ri < nred && st == GT_OK; ri++) {
+            for (int sw = 0; sw < nswizzle && st == GT_OK; sw++) {
+              for (int32_t co = 0; co <= custom_max && st == GT_OK; co++) {
+                if (x->examined >= GT_LT_MAX_CONFIGS) {
+                  x->truncated = true;
+                  goto done;
+                }
+                gt_cublaslt_config_t cc = base;
+                cc.cluster_id = ci == 0 ? 0 : k_clusters_tried[ci - 1];
+                cc.splitk = sk;
+                cc.reduction = reds[ri];
+                cc.swizzle = (uint32_t)sw;
+                cc.custom = (uint32_t)co;
+                if (ci == 0 && sk == 1 && sw == 0 && co == 0) continue; /* the base, listed above */
+                st = add_config(x, &cc, "", &ok);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+done:
+  free(tiles);
+  free(stages);
+  return st;
+}
+
+static gt_status_t enum_exhaustive(enum_ctx_t *x, const gt_problem_t *p) {
+  const gt_cublas_api_t *api = x->api;
+  const lt_descs_t *d = x->d;
+  int *ids = calloc(GT_LT_MAX_ALGO_IDS, sizeof *ids);
+  if (!ids) return gt_err_set(GT_ERR_NOMEM, "cublaslt: out of host memory");
+  int nids = 0;
+  cublasStatus_t s = api->LtMatmulAlgoGetIds(x->h, d->compute, d->scale, d->at, d->bt, d->ct,
+                                             d->dt, GT_LT_MAX_ALGO_IDS, ids, &nids);
+  gt_status_t st = GT_OK;
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    st = gt_cand_list_exclude(x->out, &gt_provider_cublaslt, "cublaslt_algo_ids",
+                              "AlgoGetIds: %s", gt_cublas_status_name(s));
+  }
+  for (int i = 0; i < nids && st == GT_OK && !x->truncated; i++) st = enum_algo(x, p, ids[i]);
+  free(ids);
+  if (st == GT_OK && x->truncated)
+    st = gt_cand_list_exclude(x->out, &gt_provider_cublaslt, "cublaslt_enumeration_truncated",
+                              "enumeration stopped after %d configurations (GT_LT_MAX_CONFIGS)",
+                              GT_LT_MAX_CONFIGS);
+  return st;
+}
+
+/* ---- provider entry points ------------------------------------------------------------------ */
+
+static gt_status_t lt_init(void) {
+  const gt_cublas_api_t *api;
+  gt_status_t st = gt_cudalib_load_lt(&api);
+  if (st != GT_OK) return st;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
+  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  return GT_OK;
+}
+
+static char g_version[48] = "cublaslt=?";
+static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
+
+static void version_once(void) {
+  const gt_cublas_api_t *api;
+  if (gt_cudalib_load_lt(&api) == GT_OK)
+    snprintf(g_version, sizeof g_version, "cublaslt=%zu", api->LtGetVersion());
+}
+
+static const char *lt_lib_version(void) {
+  pthread_once(&g_version_once, version_once);
+  return g_version;
+}
+
+/* Make device `dev` current for the duration of an enumeration; *prev receives the old one. */
+static gt_status_t enter_device(int dev, int *prev) {
+  GT_CUDA_CHECK(cudaGetDevice(prev));
+  if (dev != *prev) GT_CUDA_CHECK(cudaSetDevice(dev));
+  return GT_OK;
+}
+
+static gt_status_t lt_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o, gt_cand_list_t *out) {
+  char why[GT_REASON_MAX];
+  if (!applicable(p, why, sizeof why))
+    return gt_cand_list_exclude(out, &gt_provider_cublaslt, "cublaslt", "%s", why);
+  const gt_cublas_api_t *api;
+  gt_status_t st = gt_cudalib_load_lt(&api);
+  if (st != GT_OK) return st;
+  int prev = 0;
+  if ((st = enter_device(o ? o->device : 0, &prev)) != GT_OK) return st;
+
+  lt_descs_t d;
+  memset(&d, 0, sizeof d);
+  enum_ctx_t x;
+  memset(&x, 0, sizeof x);
+  x.api = api, x.d = &d, x.out = out;
+  if ((st = lt_handle(api, &x.h)) == GT_OK) {
+    if ((st = descs_build(api, p, &d)) != GT_OK) {
+      /* A type combination cuBLASLt has no descriptor for is an exclusion, not an error. */
+      st = st == GT_ERR_UNSUPPORTED || st == GT_ERR_LIBRARY
+               ? gt_cand_list_exclude(out, &gt_provider_cublaslt, "cublaslt", "%s", gt_err_msg())
+               : st;
+    } else {
+      int top = o && o->max_candidates > 0 ? o->max_candidates : GT_LT_DEFAULT_TOP;
+      st = enum_heuristic(&x, top);
+      if (st == GT_OK && o && o->exhaustive) st = enum_exhaustive(&x, p);
+    }
+  }
+  descs_destroy(api, &d);
+  free(x.seen.v);
+  if (prev != (o ? o->device : 0)) cudaSetDevice(prev);
+  return st;
+}
+
+static gt_status_t lt_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
+  gt_cublaslt_config_t c;
+  gt_status_t st = gt_cublaslt_name_parse(name, &c);
+  if (st != GT_OK) return st;
+  char why[GT_REASON_MAX];
+  if (!applicable(p, why, sizeof why)) return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+  const gt_cublas_api_t *api;
+  if ((st = gt_cudalib_load_lt(&api)) != GT_OK) return st;
+  cublasLtHandle_t h;
+  if ((st = lt_handle(api, &h)) != GT_OK) return st;
+  lt_descs_t d;
+  memset(&d, 0, sizeof d);
+  if ((st = descs_build(api, p, &d)) == GT_OK) {
+    cublasLtMatmulAlgo_t algo;
+    size_t ws = 0;
+    if (config_check(api, h, &d, &c, &algo, &ws, why, sizeof why))
+      fill_candidate(out, name, &c, &algo, ws);
+    else
+      st = gt_err_set(GT_ERR_UNSUPPORTED, "%s does not apply to this problem: %s", name, why);
+  }
+  descs_destroy(api, &d);
+  return st;
+}
+
+static gt_status_t lt_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **state,
+                              size_t *ws_needed) {
+  lt_blob_t b;
+  memcpy(&b, c->blob, sizeof b);
+  if (b.magic != GT_LT_MAGIC)
+    return gt_err_set(GT_ERR_INTERNAL, "%s: not a cuBLASLt candidate blob", c->name);
+  const gt_cublas_api_t *api;
+  gt_status_t st = gt_cudalib_load_lt(&api);
+  if (st != GT_OK) return st;
+  lt_state_t *s = calloc(1, sizeof *s);
+  if (!s) return gt_err_set(GT_ERR_NOMEM, "cublaslt: out of host memory");
+  s->api = api;
+  s->algo = b.algo;
+  s->has_bias = has_bias(p->epilogue);
+  if ((st = lt_handle(api, &s->handle)) != GT_OK || (st = descs_build(api, p, &s->descs)) != GT_OK) {
+    descs_destroy(api, &s->descs);
+    free(s);
+    return st;
+  }
+  /* Re-check against this problem (the candidate may come from a DB row): the workspace it needs
+   * here is what the harness allocates. */
+  cublasLtMatmulHeuristicResult_t r;
+  memset(&r, 0, sizeof r);
+  cublasStatus_t cs = api->LtMatmulAlgoCheck(s->handle, s->descs.op, s->descs.a, s->descs.b,
+                                             s->descs.c, s->descs.d, &s->algo, &r);
+  if (cs != CUBLAS_STATUS_SUCCESS) {
+    descs_destroy(api, &s->descs);
+    free(s);
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: AlgoCheck: %s", c->name, gt_cublas_status_name(cs));
+  }
+  s->ws_needed = r.workspaceSize;
+  *state = s;
+  *ws_needed = s->ws_needed;
+  return GT_OK;
+}
+
+static gt_status_t lt_run(void *state, const gt_operands_t *ops, void *stream) {
+  lt_state_t *s = state;
+  const gt_cublas_api_t *api = s->api;
+  if (ops->ws_size < s->ws_needed || (s->ws_needed && !ops->workspace))
+    return gt_err_set(GT_ERR_USAGE, "cublaslt: workspace of %zu bytes given, %zu needed",
+                      ops->ws_size, s->ws_needed);
+  if (s->has_bias && ops->bias != s->bias_set) {
+    GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(s->descs.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                  &ops->bias, sizeof ops->bias));
+    s->bias_set = ops->bias;
+  }
+  const void *C = ops->C ? ops->C : ops->D;
+  GT_CUBLAS_CHECK(api->LtMatmul(s->handle, s->descs.op, ops->alpha, ops->A, s->descs.a, ops->B,
+                                s->descs.b, ops->beta, C, s->descs.c, ops->D, s->descs.d, &s->algo,
+                                s->ws_needed ? ops->workspace : NULL,
+                                s->ws_needed ? ops->ws_size : 0, (cudaStream_t)stream));
+  return GT_OK;
+}
+
+static void lt_release(void *state) {
+  lt_state_t *s = state;
+  if (!s) return;
+  descs_destroy(s->api, &s->descs);
+  free(s);
+}
+
+const gt_provider_t gt_provider_cublaslt = {
+    .api_version = GT_PROVIDER_API_VERSION,
+    .name = "cublaslt",
+    .description = "cuBLASLt configurations: heuristic top-N, or the full space with --exhaustive",
+    .backend = GT_BACKEND_CUDA,
+    .init = lt_init,
+    .lib_version = lt_lib_version,
+    .enumerate = lt_enumerate,
+    .from_name = lt_from_name,
+    .prepare = lt_prepare,
+    .run = lt_run,
+    .release = lt_release,
+};

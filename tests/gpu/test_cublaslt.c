@@ -1,0 +1,258 @@
+/* The cuBLASLt provider on a GPU: heuristic candidates pass the gate on every type path,
+ * transposes, strided batch, beta != 0 and the bias/relu/gelu epilogues; the exhaustive
+ * enumeration of a decode shape lists thousands of configurations, each excluded one with a
+ * reason; every active one is named by its configuration, and its name rebuilds the same
+ * candidate through from_name; a spread of the exhaustive candidates passes the gate too.
+ * Skipped (77) without a GPU. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gt_testutil.h"
+#include "harness/gt_harness.h"
+#include "providers/cuda/gt_cublaslt_name.h"
+#include "providers/gt_provider.h"
+
+extern const gt_provider_t gt_provider_cublaslt;
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const gt_harness_ops_t *H = &gt_harness_cuda;
+static const gt_provider_t *P = &gt_provider_cublaslt;
+static gt_device_info_t g_dev;
+
+typedef struct lt_case {
+  const char *what;
+  gt_dtype_t ab, cd;
+  gt_compute_t compute;
+  gt_trans_t ta, tb;
+  int64_t m, n, k, batch;
+  bool beta_zero;
+  gt_epilogue_t epi;
+} lt_case_t;
+
+#define LIN(tokens, out, in) GT_TRANS_T, GT_TRANS_N, (out), (tokens), (in)
+
+static const lt_case_t k_cases[] = {
+    {"bf16 nn.Linear 16x4096x4096", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, LIN(16, 4096, 4096), 1, true, GT_EPI_NONE},
+    {"bf16 nn.Linear odd 7x1000x333", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, LIN(7, 1000, 333), 1, true, GT_EPI_NONE},
+    {"f16 NT 96x200x64", GT_DT_F16, GT_DT_F16, GT_COMPUTE_F32, GT_TRANS_N, GT_TRANS_T, 96, 200, 64, 1, true, GT_EPI_NONE},
+    {"f32 NN 100x200x300", GT_DT_F32, GT_DT_F32, GT_COMPUTE_F32, GT_TRANS_N, GT_TRANS_N, 100, 200, 300, 1, true, GT_EPI_NONE},
+    {"tf32 TT 128x96x512", GT_DT_F32, GT_DT_F32, GT_COMPUTE_TF32, GT_TRANS_T, GT_TRANS_T, 128, 96, 512, 1, true, GT_EPI_NONE},
+    {"bf16 strided batch 4 of 64x48x80", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, GT_TRANS_T, GT_TRANS_N, 64, 48, 80, 4, true, GT_EPI_NONE},
+    {"bf16 beta != 0 (in place) 128x64x256", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, GT_TRANS_N, GT_TRANS_N, 128, 64, 256, 1, false, GT_EPI_NONE},
+    {"bf16 bias epilogue 1024x16x512", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, LIN(16, 1024, 512), 1, true, GT_EPI_BIAS},
+    {"bf16 bias+relu epilogue 1024x16x512", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, LIN(16, 1024, 512), 1, true, GT_EPI_BIAS_RELU},
+    {"bf16 gelu epilogue 1024x16x512", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, LIN(16, 1024, 512), 1, true, GT_EPI_GELU},
+};
+
+static void make_problem(const lt_case_t *c, gt_problem_t *p) {
+  gt_problem_init(p);
+  p->a_type = p->b_type = c->ab;
+  p->c_type = p->d_type = c->cd;
+  p->compute = c->compute;
+  p->scale_type = GT_DT_F32;
+  p->transa = c->ta, p->transb = c->tb;
+  p->m = c->m, p->n = c->n, p->k = c->k;
+  p->lda = c->ta == GT_TRANS_N ? c->m : c->k;
+  p->ldb = c->tb == GT_TRANS_N ? c->k : c->n;
+  p->ldc = c->m;
+  p->batch = c->batch;
+  if (c->batch > 1) {
+    p->stride_a = p->lda * (c->ta == GT_TRANS_N ? c->k : c->m);
+    p->stride_b = p->ldb * (c->tb == GT_TRANS_N ? c->n : c->k);
+    p->stride_c = p->ldc * c->n;
+  }
+  p->beta_zero = c->beta_zero;
+  p->epilogue = c->epi;
+  snprintf(p->arch, sizeof p->arch, "%s", g_dev.arch);
+  p->sm_count = g_dev.sm_count;
+}
+
+/* Gate candidate c on bench b; returns true when it passed (prints why not). */
+static bool gates(struct gt_bench *b, const gt_candidate_t *c, const char *what) {
+  struct gt_loaded *l = NULL;
+  gt_status_t s = H->load(b, c, &l);
+  if (s != GT_OK) {
+    printf("#   %s %s: load: %s\n", what, c->name, gt_err_msg());
+    return false;
+  }
+  gt_gate_t g;
+  s = H->gate(b, l, &g);
+  H->unload(l);
+  if (s != GT_OK || !g.passed) {
+    printf("#   %s %s: %s (%s)\n", what, c->name, g.why, gt_err_msg());
+    return false;
+  }
+  return true;
+}
+
+static void test_lib_version(void **state) {
+  (void)state;
+  const char *v = P->lib_version();
+  printf("# %s\n", v);
+  assert_memory_equal(v, "cublaslt=", 9);
+  assert_true(strcmp(v, "cublaslt=?") != 0);
+}
+
+static void test_heuristic_candidates_pass_gate(void **state) {
+  (void)state;
+  int failed = 0;
+  for (size_t i = 0; i < NELEM(k_cases); i++) {
+    gt_problem_t p;
+    make_problem(&k_cases[i], &p);
+    gt_enum_opts_t eo = {8, false, 0};
+    gt_cand_list_t list = {0};
+    if (P->enumerate(&p, &eo, &list) != GT_OK) fail_msg("%s: enumerate: %s", k_cases[i].what, gt_err_msg());
+    size_t active = gt_cand_list_count_active(&list);
+    gt_measure_opts_t o;
+    gt_measure_opts_init(&o);
+    struct gt_bench *b = NULL;
+    if (H->open(&p, &o, &b) != GT_OK) fail_msg("%s: open: %s", k_cases[i].what, gt_err_msg());
+    int passed = 0;
+    for (size_t j = 0; j < list.n; j++) {
+      if (list.v[j].excluded) continue;
+      if (gates(b, &list.v[j], k_cases[i].what)) passed++;
+      else failed++;
+    }
+    printf("# %-40s %zu listed, %zu active, %d passed the gate\n", k_cases[i].what, list.n, active,
+           passed);
+    if (active == 0) {
+      printf("#   no heuristic candidate at all\n");
+      failed++;
+    }
+    H->close(b);
+    gt_cand_list_free(&list);
+  }
+  assert_int_equal(failed, 0);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void test_exhaustive_decode_space(void **state) {
+  (void)state;
+  const lt_case_t decode = {"bf16 decode 1x4096x4096", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32,
+                            LIN(1, 4096, 4096), 1, true, GT_EPI_NONE};
+  gt_problem_t p;
+  make_problem(&decode, &p);
+
+  gt_enum_opts_t heur = {8, false, 0};
+  gt_cand_list_t top = {0};
+  assert_int_equal(P->enumerate(&p, &heur, &top), GT_OK);
+  assert_true(gt_cand_list_count_active(&top) > 0);
+
+  gt_enum_opts_t eo = {0, true, 0};
+  gt_cand_list_t all = {0};
+  if (P->enumerate(&p, &eo, &all) != GT_OK) fail_msg("enumerate: %s", gt_err_msg());
+  size_t active = gt_cand_list_count_active(&all);
+  printf("# exhaustive %s: %zu listed, %zu active, %zu excluded\n", decode.what, all.n, active,
+         all.n - active);
+  assert_true(all.n >= 1000);
+  assert_true(active >= 100);
+
+  /* Excluded: a reason each. Active: unique names that parse as configurations. */
+  const char **names = calloc(all.n, sizeof *names);
+  assert_non_null(names);
+  size_t nn = 0, splitk = 0;
+  for (size_t i = 0; i < all.n; i++) {
+    const gt_candidate_t *c = &all.v[i];
+    assert_ptr_equal(c->provider, P);
+    if (c->excluded) {
+      if (!c->reason[0]) fail_msg("%s excluded without a reason", c->name);
+      continue;
+    }
+    gt_cublaslt_config_t cfg;
+    if (gt_cublaslt_name_parse(c->name, &cfg) != GT_OK) fail_msg("%s: %s", c->name, gt_err_msg());
+    assert_int_equal(c->splitk, cfg.splitk > 1);
+    splitk += c->splitk;
+    names[nn++] = c->name;
+  }
+  qsort(names, nn, sizeof *names, cmp_str);
+  for (size_t i = 1; i < nn; i++)
+    if (strcmp(names[i - 1], names[i]) == 0) fail_msg("duplicate candidate %s", names[i]);
+  printf("# %zu active split-K configurations\n", splitk);
+
+  /* The heuristic's choices are part of the full space, under the same names. */
+  for (size_t i = 0; i < top.n; i++) {
+    if (top.v[i].excluded) continue;
+    const char *key = top.v[i].name;
+    if (!bsearch(&key, names, nn, sizeof *names, cmp_str))
+      fail_msg("heuristic candidate %s missing from the exhaustive list", key);
+  }
+  free(names);
+
+  /* Every active name rebuilds the same candidate. */
+  size_t mismatched = 0;
+  for (size_t i = 0; i < all.n; i++) {
+    const gt_candidate_t *c = &all.v[i];
+    if (c->excluded) continue;
+    gt_candidate_t back;
+    if (P->from_name(c->name, &p, &back) != GT_OK) fail_msg("%s: from_name: %s", c->name, gt_err_msg());
+    assert_string_equal(back.name, c->name);
+    assert_false(back.excluded);
+    if (memcmp(back.blob, c->blob, sizeof back.blob) != 0) {
+      if (mismatched++ < 5) printf("#   %s: rebuilt blob differs\n", c->name);
+    }
+  }
+  assert_int_equal(mismatched, 0);
+
+  /* A spread of the space runs and computes the right answer. */
+  gt_measure_opts_t o;
+  gt_measure_opts_init(&o);
+  struct gt_bench *b = NULL;
+  assert_int_equal(H->open(&p, &o, &b), GT_OK);
+  size_t step = active / 24 ? active / 24 : 1, seen = 0;
+  int failed = 0, tried = 0;
+  for (size_t i = 0; i < all.n; i++) {
+    if (all.v[i].excluded) continue;
+    if (seen++ % step) continue;
+    tried++;
+    if (!gates(b, &all.v[i], "exhaustive")) failed++;
+  }
+  printf("# gated %d exhaustive candidates, %d failed\n", tried, failed);
+  H->close(b);
+  assert_int_equal(failed, 0);
+  gt_cand_list_free(&top);
+  gt_cand_list_free(&all);
+}
+
+static void test_from_name_rejects_foreign_and_inapplicable(void **state) {
+  (void)state;
+  gt_problem_t p;
+  make_problem(&k_cases[0], &p);
+  gt_candidate_t c;
+  assert_int_equal(P->from_name("cublas_gemmex_default", &p, &c), GT_ERR_NOT_FOUND);
+  assert_int_equal(P->from_name("cublaslt_a66_t3x3_s64x3_sk2_r1_sw0_co0_cl2x1", &p, &c), GT_ERR_DATA);
+  /* An algorithm id no cuBLASLt has. */
+  assert_int_equal(P->from_name("cublaslt_a99999_t64x8_s64x3_sk1_r0_sw0_co0_clauto", &p, &c),
+                   GT_ERR_UNSUPPORTED);
+}
+
+int main(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    printf("no CUDA device: skipped\n");
+    return GT_TEST_SKIP;
+  }
+  if (H->describe(0, &g_dev) != GT_OK || gt_provider_ready(P) != GT_OK) {
+    printf("setup failed: %s\n", gt_err_msg());
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lib_version),
+      cmocka_unit_test(test_heuristic_candidates_pass_gate),
+      cmocka_unit_test(test_exhaustive_decode_space),
+      cmocka_unit_test(test_from_name_rejects_foreign_and_inapplicable),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
