@@ -129,7 +129,9 @@ static gt_status_t fill_shape(const gt_cublas_env_t *env, int transa, int transb
   p->lda = lda;
   p->ldb = ldb;
   p->ldc = ldc;
-  snprintf(p->arch, sizeof p->arch, "%s", env->arch);
+  /* copied, not formatted: this runs on every intercepted call */
+  memcpy(p->arch, env->arch, sizeof p->arch);
+  p->arch[sizeof p->arch - 1] = '\0';
   p->sm_count = env->sm_count;
   return GT_OK;
 }
@@ -385,7 +387,8 @@ gt_status_t gt_cublas_key_lt_matmul(const gt_cublas_env_t *env, const gt_cublasl
       return gt_err_set(GT_ERR_UNSUPPORTED, "batched bias is not part of the key");
   }
   if ((s = read_beta_zero(p.scale_type, beta, &p.beta_zero)) != GT_OK) return s;
-  snprintf(p.arch, sizeof p.arch, "%s", env->arch);
+  memcpy(p.arch, env->arch, sizeof p.arch);
+  p.arch[sizeof p.arch - 1] = '\0';
   p.sm_count = env->sm_count;
   if ((s = finish(&p)) != GT_OK) return s;
   *out = p;

@@ -243,7 +243,13 @@ gt_status_t gt_shapes_parse(const char *file, const char *text, const gt_problem
       snprintf(sh.view, sizeof sh.view, "blas %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64,
                gt_problem_ops(&sh.p), sh.p.m, sh.p.n, sh.p.k);
     }
+    /* Strides given as columns are facts of the call (0 = a broadcast operand); only strides
+     * the file leaves out are filled with the tight values. */
+    int64_t sa = sh.p.stride_a, sb = sh.p.stride_b, sc = sh.p.stride_c;
     gt_problem_fill_lds(&sh.p);
+    if (have_key[16]) sh.p.stride_a = sa;
+    if (have_key[17]) sh.p.stride_b = sb;
+    if (have_key[18]) sh.p.stride_c = sc;
     if (gt_problem_validate(&sh.p) != GT_OK) {
       char m[400];
       snprintf(m, sizeof m, "%s", gt_err_msg());

@@ -166,6 +166,7 @@ int gt_cli_problem_opt(const char *cmd, gt_cli_problem_t *cp, int id, const char
       }
       if (strstr(arg, "arch=")) cp->arch_given = true;
       if (strstr(arg, "sm_count=")) cp->sms_given = true;
+      if (strstr(arg, "stride_")) cp->strides_given = true;
       if (p->m && p->n && p->k) cp->have_shape = true;
       return 1;
     case PO_DTYPE: {
@@ -230,8 +231,11 @@ int gt_cli_problem_finish(const char *cmd, gt_cli_problem_t *cp, const gt_device
   if (!cp->have_shape)
     return gt_cli_usage_error(cmd, "no problem given: use --linear, --rowmajor, --blas or --key");
   gt_problem_t *p = &cp->p;
+  /* Strides stated in --key are kept (0 = broadcast operand); the others are made tight. */
+  int64_t sa = p->stride_a, sb = p->stride_b, sc = p->stride_c;
   if (p->batch > 1) p->stride_a = p->stride_b = p->stride_c = 0;
   gt_problem_fill_lds(p);
+  if (cp->strides_given) p->stride_a = sa, p->stride_b = sb, p->stride_c = sc;
   if (dev) {
     if (!cp->arch_given) snprintf(p->arch, sizeof p->arch, "%s", dev->arch);
     if (!cp->sms_given) p->sm_count = dev->sm_count;
@@ -248,7 +252,7 @@ int gt_cli_problem_finish(const char *cmd, gt_cli_problem_t *cp, const gt_device
 /* ---- search options ----------------------------------------------------------------------- */
 enum {
   SO_WARM = 2000, SO_ROUNDS, SO_FINALISTS, SO_MINIMP, SO_BUDGET, SO_EXHAUSTIVE, SO_PROVIDERS,
-  SO_DEVICE, SO_INIT, SO_SEED, SO_BACKEND, SO_MAXCAND, SO_ESTIMATE, SO_CPU
+  SO_DEVICE, SO_INIT, SO_SEED, SO_BACKEND, SO_MAXCAND, SO_ESTIMATE, SO_CPU, SO_SETTLE
 };
 
 const struct option gt_cli_search_options[] = {
@@ -266,6 +270,7 @@ const struct option gt_cli_search_options[] = {
     {"cpu", no_argument, 0, SO_CPU},
     {"max-candidates", required_argument, 0, SO_MAXCAND},
     {"estimate", no_argument, 0, SO_ESTIMATE},
+    {"settle", required_argument, 0, SO_SETTLE},
     {0, 0, 0, 0}};
 
 const char gt_cli_search_help[] =
@@ -280,6 +285,8 @@ const char gt_cli_search_help[] =
     "  --min-improvement P    required gain over the baseline, percent (default 3); the\n"
     "                         baseline's own spread is required too when larger\n"
     "  --budget S             seconds of prune pass per shape (default: no limit)\n"
+    "  --settle S             run the baseline S seconds before the race so it starts at\n"
+    "                         sustained clocks (default 0.3 on a GPU, 0 on the host)\n"
     "  --estimate             measure the baseline, print the sweep's cost estimate, stop\n"
     "  --warm                 no input rotation (default: cold, inputs rotated over >= 3x the\n"
     "                         last-level cache)\n"
@@ -329,6 +336,10 @@ int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *
       o->min_improvement = d / 100.0;
       return 1;
     case SO_BUDGET: return parse_pos_double(cmd, "--budget", arg, &o->budget_s);
+    case SO_SETTLE:
+      if (parse_pos_double(cmd, "--settle", arg, &o->settle_s) < 0) return -1;
+      cs->settle_given = true;
+      return 1;
     case SO_EXHAUSTIVE: o->exhaustive = true; return 1;
     case SO_ESTIMATE: o->estimate_only = true; return 1;
     case SO_PROVIDERS: o->providers = arg; return 1;
@@ -364,6 +375,7 @@ int gt_cli_pick_backend(const char *cmd, gt_cli_search_t *cs, gt_device_info_t *
                          : gt_err_set(GT_ERR_UNSUPPORTED, "this build has no CUDA support");
     if (s == GT_OK && cuda->describe(cs->so.measure.device, dev) == GT_OK) {
       cs->so.backend = GT_BACKEND_CUDA;
+      if (!cs->settle_given) cs->so.settle_s = 0.3;
       return 0;
     }
     if (strcmp(cs->backend_name, "cuda") == 0) return gt_cli_fail(cmd, s == GT_OK ? GT_ERR_DEVICE : s);

@@ -26,7 +26,7 @@ typedef struct gt_cli_problem {
   gt_problem_t p;
   bool have_shape;
   char mapping[200]; /* the mapping applied, printed by the tools */
-  bool arch_given, sms_given;
+  bool arch_given, sms_given, strides_given;
 } gt_cli_problem_t;
 
 /* Long options for the problem (to append to a command's table); ids start at 1000. */
@@ -46,6 +46,7 @@ typedef struct gt_cli_search {
   gt_search_opts_t so;
   const char *backend_name; /* "auto", "cuda", "host" */
   bool quiet;
+  bool settle_given;
 } gt_cli_search_t;
 void gt_cli_search_init(gt_cli_search_t *cs);
 int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *arg);

@@ -327,6 +327,7 @@ static int pick_backend_forked(gt_cli_search_t *cs, gt_device_info_t *dev) {
     return 70;
   }
   cs->so.backend = (gt_backend_t)be;
+  if (cs->so.backend == GT_BACKEND_CUDA && !cs->settle_given) cs->so.settle_s = 0.3;
   return rc;
 }
 

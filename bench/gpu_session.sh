@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
+# (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
+# tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [kernels] [probe21]
+#   [torch] [verify]
+# Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+OUT=${OUT:-$root/out}
+mkdir -p "$OUT"
+work=$(mktemp -d)
+build="$root/build-dev"
+export PYTHONUNBUFFERED=1
+# cmocka is not installed on the GPU image: a copy travels in .devdeps when present.
+if [ -d "$root/.devdeps" ]; then
+  export LD_LIBRARY_PATH="$root/.devdeps/lib:${LD_LIBRARY_PATH:-}"
+  prefix=(-DCMAKE_PREFIX_PATH="$root/.devdeps")
+else
+  prefix=()
+fi
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build tests kernels probe21)
+summary="$work/summary.txt"
+pack() { tar -C "$work" -czf "$OUT/results.tgz" . 2>/dev/null; cp "$summary" "$OUT/summary.txt" 2>/dev/null; }
+trap pack EXIT
+# run_stage NAME LIMIT_S CMD...: the stage is killed at LIMIT_S so a slow stage cannot take the
+# results of the others with it; results are packed after every stage for the same reason.
+run_stage() {
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s)
+  echo "=== stage $name (limit ${limit}s): $*" | tee -a "$summary"
+  timeout -k 5 "$limit" "$@" >"$work/$name.log" 2>&1
+  local rc=$?
+  echo "=== stage $name: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$summary"
+  tail -n "${TAIL:-25}" "$work/$name.log" | tee -a "$summary"
+  pack
+  return $rc
+}
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,memory.used \
+    --format=csv
+  nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv
+  nvcc --version | tail -1
+  python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)' 2>&1
+} >"$work/env.txt" 2>&1
+cat "$work/env.txt" | tee -a "$summary"
+for s in "${stages[@]}"; do
+  case "$s" in
+    build)
+      run_stage build ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)}" || break ;;
+    tests)
+      TAIL=60 run_stage tests ${T_TESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 600" ;;
+    kernels)
+      run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
+    probe21)
+      TAIL=35 run_stage probe21 ${T_PROBE:-420} python3 "$root/bench/probe21_bench.py" "$build/gemmtune" "$work" ;;
+    torch)
+      TAIL=60 run_stage torch ${T_TORCH:-300} bash "$root/bench/llama_capture_tune.sh" "$build" "$work/torch" ;;
+    verify)
+      TAIL=60 run_stage verify ${T_VERIFY:-300} bash "$root/bench/llama_verify.sh" "$build" "$work/verify" ;;
+    *) echo "unknown stage $s" | tee -a "$summary" ;;
+  esac
+done

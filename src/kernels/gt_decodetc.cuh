@@ -1,0 +1,175 @@
+// Tensor-core decode/skinny family (TN only). mma.sync m16n8k16 with the operands swapped
+// relative to the textbook use: 16 weight rows fill M and 8 tokens fill N, so a decode batch of
+// 1..64 tokens wastes at most 7 columns of one N tile instead of 15 rows of an M tile.
+//
+// No shared memory on the operand path. Lane (g = lane/4, q = lane%4) loads 16 bytes (8 k
+// values) of weight rows g and g+8 and of token g at the same 8 k positions; since a dot product
+// does not care in which order k is summed, those 8 values feed two mma's directly in registers:
+// physical k 0..3 of every lane form the first m16n8k16 (logical k 2q,2q+1 <- physical 0,1 and
+// 8+2q,8+2q+1 <- physical 2,3), physical 4..7 the second. The same permutation applies to both
+// operands, so the products pair up correctly and each weight byte is loaded exactly once.
+//
+// A CTA owns WM*MR*16 rows and one tokens tile; its WK warps split the CTA's K range. With
+// S == 2 the next batch of loads is issued before the current batch is multiplied (register
+// double buffering), keeping more bytes in flight per warp. Warp partials meet in shared memory
+// and are summed in fixed warp order.
+#pragma once
+
+#include "gt_kcommon.cuh"
+
+namespace gtk {
+
+template <typename T, int NT, int MR, int WM, int WK, int KU, int S>
+__device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
+  static_assert(NT % 8 == 0, "tokens tile is a multiple of the mma N (8)");
+  static_assert(S == 1 || S == 2, "1 or 2 register stages");
+  constexpr int NB = NT / 8;           // n8 tiles
+  constexpr int ROWS = WM * MR * 16;   // rows per CTA
+  constexpr int RS = ROWS + 4;         // padded row stride of the reduction buffer (no conflicts)
+  constexpr int GK = 32 * KU;          // K per batch
+  constexpr int THREADS = WM * WK * 32;
+  extern __shared__ float red[];       // [WK][NT][RS]
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int wm = warp % WM, wk = warp / WM;
+  const int g = lane >> 2, q = lane & 3;
+  const int64_t m = a.m, n = a.n;
+  const int64_t cta_row0 = (int64_t)blockIdx.x * ROWS;
+  const int64_t tok0 = (int64_t)blockIdx.y * NT;
+  const krange kr = split_range(a);
+  const uint16_t *A = static_cast<const uint16_t *>(a.A);
+  const uint16_t *B = static_cast<const uint16_t *>(a.B);
+
+  // Out-of-range rows and tokens are clamped (loads stay in bounds, results are dropped).
+  const uint16_t *wp[MR][2];
+  const uint16_t *xp[NB];
+#pragma unroll
+  for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      int64_t row = cta_row0 + wm * MR * 16 + mt * 16 + h * 8 + g;
+      row = row < m ? row : m - 1;
+      wp[mt][h] = A + row * a.lda + q * 8;
+    }
+#pragma unroll
+  for (int nb = 0; nb < NB; nb++) {
+    int64_t tok = tok0 + nb * 8 + g;
+    tok = tok < n ? tok : n - 1;
+    xp[nb] = B + tok * a.ldb + q * 8;
+  }
+
+  float acc[MR][NB][4];
+#pragma unroll
+  for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+    for (int nb = 0; nb < NB; nb++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[mt][nb][i] = 0.f;
+
+  struct batch {
+    vec<8> w[KU][MR][2];
+    vec<8> x[KU][NB];
+  };
+  auto load = [&](batch &b, int64_t k0) {
+#pragma unroll
+    for (int u = 0; u < KU; u++)
+#pragma unroll
+      for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) b.w[u][mt][h] = ld_stream<8>(wp[mt][h] + k0 + u * 32);
+#pragma unroll
+    for (int u = 0; u < KU; u++)
+#pragma unroll
+      for (int nb = 0; nb < NB; nb++) b.x[u][nb] = ld_keep<8>(xp[nb] + k0 + u * 32);
+  };
+  auto mma2 = [&](float (&c)[4], const vec<8> &w0, const vec<8> &w1, const vec<8> &x) {
+    T::mma(c, w0.w[0], w1.w[0], w0.w[1], w1.w[1], x.w[0], x.w[1]);
+    T::mma(c, w0.w[2], w1.w[2], w0.w[3], w1.w[3], x.w[2], x.w[3]);
+  };
+  auto compute = [&](const batch &b) {
+#pragma unroll
+    for (int u = 0; u < KU; u++)
+#pragma unroll
+      for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+        for (int nb = 0; nb < NB; nb++) mma2(acc[mt][nb], b.w[u][mt][0], b.w[u][mt][1], b.x[u][nb]);
+  };
+
+  const int64_t len = kr.end - kr.beg;
+  const int64_t nfull = len / GK;
+  if constexpr (S == 1) {
+    for (int64_t gi = wk; gi < nfull; gi += WK) {
+      batch b;
+      load(b, kr.beg + gi * GK);
+      compute(b);
+    }
+  } else {
+    // Two named buffers and a loop unrolled by two keep every register index compile-time.
+    batch b0, b1;
+    int64_t gi = wk;
+    if (gi < nfull) load(b0, kr.beg + gi * GK);
+    while (gi < nfull) {
+      int64_t gn = gi + WK;
+      if (gn < nfull) load(b1, kr.beg + gn * GK);
+      compute(b0);
+      gi = gn;
+      if (gi >= nfull) break;
+      gn = gi + WK;
+      if (gn < nfull) load(b0, kr.beg + gn * GK);
+      compute(b1);
+      gi = gn;
+    }
+  }
+  // The rest of the range (less than one batch) in 32-wide chunks; only the last 8-vector of
+  // the range can be partial.
+  for (int64_t c = kr.beg + nfull * GK + (int64_t)wk * 32; c < kr.end; c += (int64_t)WK * 32) {
+    const int64_t valid = kr.end - (c + q * 8);
+    vec<8> w[MR][2], x[NB];
+    if (valid >= 8) {
+#pragma unroll
+      for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) w[mt][h] = ld_stream<8>(wp[mt][h] + c);
+#pragma unroll
+      for (int nb = 0; nb < NB; nb++) x[nb] = ld_keep<8>(xp[nb] + c);
+    } else {
+#pragma unroll
+      for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) w[mt][h] = ld_tail<8>(wp[mt][h] + c, valid);
+#pragma unroll
+      for (int nb = 0; nb < NB; nb++) x[nb] = ld_tail<8>(xp[nb] + c, valid);
+    }
+#pragma unroll
+    for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+      for (int nb = 0; nb < NB; nb++) mma2(acc[mt][nb], w[mt][0], w[mt][1], x[nb]);
+  }
+
+  // Accumulator element i of tile (mt, nb) is row g (+8 for i >= 2), token 2q (+1 for odd i).
+#pragma unroll
+  for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+    for (int nb = 0; nb < NB; nb++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const int row_l = wm * MR * 16 + mt * 16 + g + (i >> 1) * 8;
+        const int tok_l = nb * 8 + q * 2 + (i & 1);
+        red[(wk * NT + tok_l) * RS + row_l] = acc[mt][nb][i];
+      }
+  __syncthreads();
+  // Consecutive threads take consecutive rows of one token: D (column-major) is written in
+  // contiguous runs.
+  for (int e = threadIdx.x; e < NT * ROWS; e += THREADS) {
+    const int tok_l = e / ROWS, row_l = e % ROWS;
+    const int64_t row = cta_row0 + row_l, tok = tok0 + tok_l;
+    if (row < m && tok < n) {
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < WK; w++) s += red[(w * NT + tok_l) * RS + row_l];
+      store_out<T>(a, row, tok, s);
+    }
+  }
+}
+
+}  // namespace gtk

@@ -1,0 +1,33 @@
+/* The one argument block every own kernel takes, by value (__grid_constant__), shared by the C
+ * provider that fills it and the CUDA kernels that read it. Plain C, standard layout, so the two
+ * compilers agree on it.
+ *
+ * The problem is the BLAS column-major one: D[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C,
+ * C and D with leading dimension ldc (they may alias, as in cublasGemmEx). With splits > 1 the
+ * kernel writes fp32 partials to ws[split][n][m] instead of D, and the split-K reduce kernel sums
+ * them in split order (deterministic), applies alpha/beta and writes D. */
+#ifndef GT_KERNEL_ARGS_H
+#define GT_KERNEL_ARGS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gt_kargs {
+  const void *A, *B, *C;
+  void *D;
+  float *ws;        /* splits * m * n floats when splits > 1, else NULL */
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc;
+  int64_t kchunk;   /* K elements per split: a multiple of the instance's K granule, >= k / splits */
+  float alpha, beta;
+  int beta_nonzero; /* 0: C is not read (BLAS semantics: beta == 0 ignores C, even NaN) */
+  int splits;       /* gridDim.z of the main kernel */
+} gt_kargs_t;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,186 @@
+/* Own-kernel instance names: format from parameters, parse back (see gt_kernel_name.h). The token
+ * order per family is fixed and the parser accepts only the canonical spelling, so a name and
+ * its parameters are one-to-one; gen_instances.py writes names the same way and
+ * tests/test_kernel_names.c holds the two to each other. */
+#include "gt_kernel_name.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/gt_name.h"
+
+static const char *const k_family[GT_KFAM__COUNT] = {
+    [GT_KFAM_DECODE] = "decode",
+    [GT_KFAM_DECODETC] = "decodetc",
+    [GT_KFAM_TC] = "tc",
+};
+
+#define K_PREFIX "gt"
+#define K_ARCH "sm90"
+
+const char *gt_kfamily_name(gt_kfamily_t f) {
+  return (int)f >= 0 && f < GT_KFAM__COUNT ? k_family[f] : "?";
+}
+
+/* Only the two types the mma.sync/bf16x2 paths take; any other type has no own instance. */
+static bool dtype_ok(gt_dtype_t t) { return t == GT_DT_BF16 || t == GT_DT_F16; }
+
+static bool trans_ok(gt_trans_t t) { return t == GT_TRANS_N || t == GT_TRANS_T; }
+
+bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
+  if (cap <= 0) return false;
+  buf[0] = '\0';
+  if ((int)p->family < 0 || p->family >= GT_KFAM__COUNT || !dtype_ok(p->dtype) ||
+      !trans_ok(p->transa) || !trans_ok(p->transb))
+    return false;
+  const char lay[3] = {p->transa == GT_TRANS_T ? 't' : 'n', p->transb == GT_TRANS_T ? 't' : 'n',
+                       '\0'};
+  bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) && gt_name_append(buf, cap, "%s", K_ARCH) &&
+            gt_name_append(buf, cap, "%s", k_family[p->family]) &&
+            gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype)) &&
+            gt_name_append(buf, cap, "%s", lay);
+  if (!ok) return false;
+  switch (p->family) {
+  case GT_KFAM_DECODE:
+    if (p->tile_n < 1 || p->tile_m < 1 || p->warps_k < 1 || p->unroll < 1 || p->splitk < 1 ||
+        p->vec < 1)
+      return false;
+    return gt_name_append(buf, cap, "n%d", p->tile_n) && gt_name_append(buf, cap, "r%d", p->tile_m) &&
+           gt_name_append(buf, cap, "w%d", p->warps_k) && gt_name_append(buf, cap, "u%d", p->unroll) &&
+           gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec);
+  case GT_KFAM_DECODETC:
+    if (p->tile_n < 1 || p->tile_m < 1 || p->warps_m < 1 || p->warps_k < 1 || p->unroll < 1 ||
+        p->stages < 1 || p->splitk < 1 || p->vec < 1)
+      return false;
+    return gt_name_append(buf, cap, "n%d", p->tile_n) && gt_name_append(buf, cap, "m%d", p->tile_m) &&
+           gt_name_append(buf, cap, "w%dx%d", p->warps_m, p->warps_k) &&
+           gt_name_append(buf, cap, "u%d", p->unroll) && gt_name_append(buf, cap, "s%d", p->stages) &&
+           gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec);
+  case GT_KFAM_TC:
+    if (p->tile_m < 1 || p->tile_n < 1 || p->tile_k < 1 || p->warps_m < 1 || p->warps_n < 1 ||
+        p->stages < 1 || p->splitk < 1 || p->vec < 1)
+      return false;
+    return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
+           gt_name_append(buf, cap, "w%dx%d", p->warps_m, p->warps_n) &&
+           gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
+           gt_name_append(buf, cap, "a%d", p->vec);
+  default:
+    return false;
+  }
+}
+
+/* Parse token `tok` as `tag` + exactly `want` positive integers joined by 'x'. */
+static gt_status_t want_param(const char *name, const char *tok, const char *tag, int want,
+                              int *out) {
+  int64_t v[4];
+  int got = gt_name_param(tok, tag, v, 4);
+  if (got != want)
+    return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s' is not '%s' with %d value%s", name,
+                      tok, tag, want, want == 1 ? "" : "s ('x'-joined)");
+  for (int i = 0; i < want; i++) {
+    if (v[i] < 1 || v[i] > 65536)
+      return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s': value out of range", name, tok);
+    out[i] = (int)v[i];
+  }
+  return GT_OK;
+}
+
+gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
+  gt_name_tokens_t t;
+  memset(out, 0, sizeof *out);
+  if (!name || strncmp(name, K_PREFIX "_" K_ARCH "_", strlen(K_PREFIX "_" K_ARCH "_")) != 0)
+    return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is not an own-kernel instance name (gt_sm90_...)",
+                      name ? name : "(null)");
+  gt_status_t s = gt_name_split(name, &t);
+  if (s != GT_OK) return s;
+  int fam = -1;
+  for (int f = 0; f < GT_KFAM__COUNT; f++)
+    if (t.n > 2 && strcmp(t.tok[2], k_family[f]) == 0) fam = f;
+  if (fam < 0)
+    return gt_err_set(GT_ERR_NOT_FOUND, "instance '%s': unknown kernel family '%s'", name,
+                      t.n > 2 ? t.tok[2] : "");
+  out->family = (gt_kfamily_t)fam;
+
+  static const int k_ntok[GT_KFAM__COUNT] = {
+      [GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12, [GT_KFAM_TC] = 10};
+  if (t.n != k_ntok[fam])
+    return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d", name, t.n,
+                      k_family[fam], k_ntok[fam]);
+
+  int dt = -1;
+  for (int i = 0; i < GT_DT__COUNT; i++)
+    if (dtype_ok((gt_dtype_t)i) && strcmp(t.tok[3], gt_dtype_name((gt_dtype_t)i)) == 0) dt = i;
+  if (dt < 0)
+    return gt_err_set(GT_ERR_DATA, "instance '%s': element type '%s' (own kernels take bf16, f16)",
+                      name, t.tok[3]);
+  out->dtype = (gt_dtype_t)dt;
+
+  const char *lay = t.tok[4];
+  if (strlen(lay) != 2 || (lay[0] != 'n' && lay[0] != 't') || (lay[1] != 'n' && lay[1] != 't'))
+    return gt_err_set(GT_ERR_DATA, "instance '%s': layout '%s' is not tn, nn, nt or tt", name, lay);
+  out->transa = lay[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  out->transb = lay[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+
+  int w[3];
+  switch (out->family) {
+  case GT_KFAM_DECODE:
+    if ((s = want_param(name, t.tok[5], "n", 1, &out->tile_n)) ||
+        (s = want_param(name, t.tok[6], "r", 1, &out->tile_m)) ||
+        (s = want_param(name, t.tok[7], "w", 1, &out->warps_k)) ||
+        (s = want_param(name, t.tok[8], "u", 1, &out->unroll)) ||
+        (s = want_param(name, t.tok[9], "ks", 1, &out->splitk)) ||
+        (s = want_param(name, t.tok[10], "v", 1, &out->vec)))
+      return s;
+    break;
+  case GT_KFAM_DECODETC:
+    if ((s = want_param(name, t.tok[5], "n", 1, &out->tile_n)) ||
+        (s = want_param(name, t.tok[6], "m", 1, &out->tile_m)) ||
+        (s = want_param(name, t.tok[7], "w", 2, w)) ||
+        (s = want_param(name, t.tok[8], "u", 1, &out->unroll)) ||
+        (s = want_param(name, t.tok[9], "s", 1, &out->stages)) ||
+        (s = want_param(name, t.tok[10], "ks", 1, &out->splitk)) ||
+        (s = want_param(name, t.tok[11], "v", 1, &out->vec)))
+      return s;
+    out->warps_m = w[0];
+    out->warps_k = w[1];
+    break;
+  case GT_KFAM_TC:
+    if ((s = want_param(name, t.tok[5], "t", 3, w))) return s;
+    out->tile_m = w[0];
+    out->tile_n = w[1];
+    out->tile_k = w[2];
+    if ((s = want_param(name, t.tok[6], "w", 2, w))) return s;
+    out->warps_m = w[0];
+    out->warps_n = w[1];
+    if ((s = want_param(name, t.tok[7], "s", 1, &out->stages)) ||
+        (s = want_param(name, t.tok[8], "ks", 1, &out->splitk)) ||
+        (s = want_param(name, t.tok[9], "a", 1, &out->vec)))
+      return s;
+    break;
+  default:
+    return gt_err_set(GT_ERR_INTERNAL, "instance '%s': family without a grammar", name);
+  }
+
+  /* One spelling per parameter set: "n08" or "w1x08" parse to the same values but are not the
+   * name the generator writes, and would make two DB keys for one kernel. */
+  char canon[192];
+  if (!gt_kernel_name_format(out, canon, sizeof canon) || strcmp(canon, name) != 0)
+    return gt_err_set(GT_ERR_DATA, "instance '%s' is not in canonical form (expected '%s')", name,
+                      canon);
+  return GT_OK;
+}
+
+bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
+  return a->family == b->family && a->dtype == b->dtype && a->transa == b->transa &&
+         a->transb == b->transb && a->tile_m == b->tile_m && a->tile_n == b->tile_n &&
+         a->tile_k == b->tile_k && a->warps_m == b->warps_m && a->warps_n == b->warps_n &&
+         a->warps_k == b->warps_k && a->unroll == b->unroll && a->stages == b->stages &&
+         a->vec == b->vec && a->splitk == b->splitk;
+}
+
+int gt_kinstance_find(const char *name) {
+  if (!name) return -1;
+  for (size_t i = 0; i < gt_kinstance_count; i++)
+    if (strcmp(gt_kinstances[i].name, name) == 0) return (int)i;
+  return -1;
+}

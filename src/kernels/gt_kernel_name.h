@@ -1,0 +1,94 @@
+/* Own-kernel instances: their parameters, their names, and the generated table listing them.
+ *
+ * Plain C with no CUDA dependency, so the name round trip is tested on machines without a GPU or
+ * a toolkit. The parameter space is declared in src/kernels/space.json; gen_instances.py writes
+ * one kernel per instance (its extern "C" symbol is the instance name, so a CUPTI trace maps back
+ * to a DB row without demangling) and the table in generated/instances.c.
+ *
+ * Names, one token per parameter (see gt_name.h for the token grammar):
+ *   gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8
+ *       CUDA-core decode: n tokens tile, r weight rows per warp, w warps splitting K in a CTA,
+ *       u warp-chunks of K loaded before use, ks split-K across CTAs, v elements per load.
+ *   gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u4_s2_ks1_v8
+ *       tensor-core decode (mma.sync m16n8k16, weight rows as M, tokens as N): n tokens tile,
+ *       m 16-row tiles per warp, w warps along M x warps splitting K, u 32-wide K chunks per
+ *       load batch, s register stages (2 = next batch loaded while this one multiplies).
+ *   gt_sm90_tc_bf16_nn_t128x64x32_w2x2_s4_ks1_a8
+ *       generic tensor-core tile: t CTA tile MxNxK, w warps along M x N, s cp.async stages,
+ *       ks split-K, a operand alignment in elements (8: 16-byte cp.async, 1: scalar loads). */
+#ifndef GT_KERNEL_NAME_H
+#define GT_KERNEL_NAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/gt_dtype.h"
+#include "../core/gt_problem.h"
+#include "../core/gt_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_kfamily {
+  GT_KFAM_DECODE = 0, /* CUDA-core GEMV-like decode, tokens <= tile_n */
+  GT_KFAM_DECODETC,   /* tensor-core decode/skinny, tokens in N tiles of 8 */
+  GT_KFAM_TC,         /* generic tensor-core tiles, any shape and layout */
+  GT_KFAM__COUNT
+} gt_kfamily_t;
+
+/* Parameters of one instance. Fields a family does not use are 0.
+ *            decode          decodetc             tc
+ * tile_m     rows per warp   16-row tiles/warp    CTA tile M
+ * tile_n     tokens tile     tokens tile          CTA tile N
+ * tile_k     -               -                    CTA tile K
+ * warps_m    -               warps along M        warps along M
+ * warps_n    -               -                    warps along N
+ * warps_k    warps along K   warps along K        -
+ * unroll     chunks/batch    chunks/batch         -
+ * stages     -               register stages      cp.async stages
+ * vec        elements/load   8                    alignment (8 or 1)
+ * splitk     splits of K across CTAs (1 = none), all families */
+typedef struct gt_kparams {
+  gt_kfamily_t family;
+  gt_dtype_t dtype; /* A, B, C and D element type: bf16 or f16 */
+  gt_trans_t transa, transb;
+  int tile_m, tile_n, tile_k;
+  int warps_m, warps_n, warps_k;
+  int unroll, stages, vec, splitk;
+} gt_kparams_t;
+
+/* One row of the generated table. threads and smem are what the kernel is launched with. */
+typedef struct gt_kinstance {
+  const char *name;
+  gt_kparams_t params;
+  int threads;     /* threads per CTA */
+  int smem_bytes;  /* dynamic shared memory per CTA */
+} gt_kinstance_t;
+
+/* The generated table (generated/instances.c), in a fixed order. */
+extern const gt_kinstance_t gt_kinstances[];
+extern const size_t gt_kinstance_count;
+
+/* "decode", "decodetc", "tc"; "?" for an invalid value. */
+const char *gt_kfamily_name(gt_kfamily_t f);
+
+/* Parse an instance name into its parameters. Fails with GT_ERR_NOT_FOUND when the name is not
+ * an own-kernel name at all (wrong prefix, unknown family), GT_ERR_DATA when it is one but is
+ * malformed or not in canonical form (the message names the token). */
+gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out);
+
+/* Write the canonical name of p into buf. Returns false when it does not fit or p holds a value
+ * no name can carry (unknown family, type, or a non-positive parameter the family uses). */
+bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap);
+
+/* Field-by-field equality (struct padding is never compared). */
+bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b);
+
+/* Index of the table row with this exact name, or -1. */
+int gt_kinstance_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,503 @@
+/* Provider "kernels": gemmtune's own CUDA kernel instances (src/kernels/), listed by the
+ * generated table. This file is the only place that knows which rules make an instance legal
+ * for a problem on a device; each rule excludes with a one-line reason.
+ *
+ * Two kinds of rule. Hard rules say the instance cannot run the problem correctly or at all
+ * (types, transposes, alignment, shared memory, grid limits); from_name applies only these, so a
+ * DB row or a test can always rebuild any instance that can run. Pruning rules say it can run
+ * but should not be raced (register spills, re-streaming weights, an oversized tokens tile, a
+ * grid that leaves most SMs idle, empty splits); enumerate applies both, and when pruning would
+ * leave no own candidate at all it keeps the one with the largest grid, so every bf16/f16
+ * problem has an own candidate for the tuner to race. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "../../kernels/gt_kernel_args.h"
+#include "../../kernels/gt_kernel_fns.h"
+#include "../../kernels/gt_kernel_name.h"
+#include "../gt_provider.h"
+#include "gt_cudalib.h"
+
+extern const gt_provider_t gt_provider_kernels;
+
+#define K_MAX_DEVICES 64
+/* Shared memory a kernel may use without cudaFuncSetAttribute. */
+#define K_SMEM_DEFAULT (48 * 1024)
+/* The SM-fill rule: a grid smaller than this share of the SMs leaves the rest idle. */
+#define K_MIN_FILL 0.25
+
+/* What an instance needs to know about a device. */
+typedef struct kdev {
+  int ready;
+  int sm_count;
+  int smem_optin; /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+  int cc_major, cc_minor;
+} kdev_t;
+
+/* What ptxas decided for an instance (cudaFuncGetAttributes), queried once per process. */
+typedef struct kfunc {
+  int ready;       /* 1 ok, -1 the query failed (why holds the message) */
+  int local_bytes; /* spills and stack */
+  int num_regs;
+  int max_threads; /* most threads per block the register use allows */
+  char why[96];
+} kfunc_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static kdev_t g_dev[K_MAX_DEVICES];
+static kfunc_t *g_func; /* gt_kinstance_count entries, allocated by init */
+
+/* The candidate blob: which table row. Names are checked against the table on every use, so a
+ * blob from another build fails loudly instead of launching the wrong kernel. */
+typedef struct kblob {
+  int idx;
+} kblob_t;
+
+typedef struct kstate {
+  int idx;
+  gt_problem_t p;
+  gt_kargs_t args; /* pointers and alpha/beta filled per run */
+  const void *fn, *reduce;
+  unsigned grid[3], reduce_blocks;
+  int threads, smem;
+  size_t ws_needed;
+} kstate_t;
+
+/* ---- device and function facts ----------------------------------------------------------- */
+
+static gt_status_t device_facts(int dev, kdev_t *out) {
+  if (dev < 0 || dev >= K_MAX_DEVICES)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "CUDA device %d: more than %d devices", dev,
+                      K_MAX_DEVICES);
+  pthread_mutex_lock(&g_lock);
+  kdev_t d = g_dev[dev];
+  pthread_mutex_unlock(&g_lock);
+  if (!d.ready) {
+    GT_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, dev));
+    GT_CUDA_CHECK(
+        cudaDeviceGetAttribute(&d.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    GT_CUDA_CHECK(cudaDeviceGetAttribute(&d.cc_major, cudaDevAttrComputeCapabilityMajor, dev));
+    GT_CUDA_CHECK(cudaDeviceGetAttribute(&d.cc_minor, cudaDevAttrComputeCapabilityMinor, dev));
+    d.ready = 1;
+    pthread_mutex_lock(&g_lock);
+    g_dev[dev] = d;
+    pthread_mutex_unlock(&g_lock);
+  }
+  *out = d;
+  return GT_OK;
+}
+
+static kfunc_t func_facts(int idx) {
+  pthread_mutex_lock(&g_lock);
+  kfunc_t f = g_func[idx];
+  pthread_mutex_unlock(&g_lock);
+  if (f.ready) return f;
+  struct cudaFuncAttributes fa;
+  memset(&fa, 0, sizeof fa);
+  cudaError_t e = cudaFuncGetAttributes(&fa, gt_kinstance_fns[idx].fn);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* not sticky; keep it from surfacing in a later check */
+    f.ready = -1;
+    snprintf(f.why, sizeof f.why, "cudaFuncGetAttributes: %s", cudaGetErrorString(e));
+  } else {
+    f.ready = 1;
+    f.local_bytes = (int)fa.localSizeBytes;
+    f.num_regs = fa.numRegs;
+    f.max_threads = fa.maxThreadsPerBlock;
+  }
+  pthread_mutex_lock(&g_lock);
+  g_func[idx] = f;
+  pthread_mutex_unlock(&g_lock);
+  return f;
+}
+
+/* ---- geometry ------------------------------------------------------------------------------ */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* K elements a split's range is a multiple of (the kernel's batch or tile along K). */
+static int64_t k_granule(const gt_kparams_t *kp) {
+  switch (kp->family) {
+  case GT_KFAM_DECODE:
+    return 32LL * kp->vec * kp->unroll;
+  case GT_KFAM_DECODETC:
+    return 32LL * kp->unroll;
+  default:
+    return kp->tile_k;
+  }
+}
+
+static int64_t rows_per_cta(const gt_kparams_t *kp) {
+  switch (kp->family) {
+  case GT_KFAM_DECODE:
+    return kp->tile_m;
+  case GT_KFAM_DECODETC:
+    return 16LL * kp->warps_m * kp->tile_m;
+  default:
+    return kp->tile_m;
+  }
+}
+
+typedef struct kgeom {
+  int64_t grid[3];
+  int64_t kchunk;
+  size_t ws_bytes;
+} kgeom_t;
+
+static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) {
+  const int64_t gran = k_granule(kp);
+  g->grid[0] = ceil_div(p->m, rows_per_cta(kp));
+  g->grid[1] = ceil_div(p->n, kp->tile_n);
+  g->grid[2] = kp->splitk;
+  g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
+  g->ws_bytes = kp->splitk > 1 ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
+                               : 0;
+}
+
+/* ---- rules --------------------------------------------------------------------------------- */
+
+static const char *lay_str(gt_trans_t a, gt_trans_t b) {
+  static const char *const k[2][2] = {{"NN", "NT"}, {"TN", "TT"}};
+  return k[a == GT_TRANS_T][b == GT_TRANS_T];
+}
+
+/* Hard rules: false (and why) when instance idx cannot run p correctly on device d. */
+static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, size_t cap) {
+  const gt_kinstance_t *in = &gt_kinstances[idx];
+  const gt_kparams_t *kp = &in->params;
+  const char *dt = gt_dtype_name(kp->dtype);
+  // Types: mma.sync m16n8k16 (and the decode kernels' bf16x2/f16x2 unpacking) take 16-bit
+  // floats; all four operands share the type and accumulation is fp32.
+  if (p->op != GT_OP_GEMM) return snprintf(why, cap, "not a GEMM"), false;
+  if (p->a_type != kp->dtype || p->b_type != kp->dtype || p->c_type != kp->dtype ||
+      p->d_type != kp->dtype)
+    return snprintf(why, cap, "takes %s A/B/C/D; problem is %s/%s/%s/%s", dt,
+                    gt_dtype_name(p->a_type), gt_dtype_name(p->b_type), gt_dtype_name(p->c_type),
+                    gt_dtype_name(p->d_type)),
+           false;
+  const bool fast_same = (kp->dtype == GT_DT_BF16 && p->compute == GT_COMPUTE_F32_FAST_BF16) ||
+                         (kp->dtype == GT_DT_F16 && p->compute == GT_COMPUTE_F32_FAST_F16);
+  if (p->compute != GT_COMPUTE_F32 && !fast_same)
+    return snprintf(why, cap, "accumulates in f32; problem asks for %s compute",
+                    gt_compute_name(p->compute)),
+           false;
+  if (p->scale_type != GT_DT_F32)
+    return snprintf(why, cap, "takes f32 alpha/beta; problem's scale type is %s",
+                    gt_dtype_name(p->scale_type)),
+           false;
+  // Layout: decode families read weight rows along K (TN, the nn.Linear call).
+  if (p->transa != kp->transa || p->transb != kp->transb)
+    return snprintf(why, cap, "%s instance; problem is %s", lay_str(kp->transa, kp->transb),
+                    lay_str(p->transa, p->transb)),
+           false;
+  if (p->batch != 1) return snprintf(why, cap, "not batched (batch=%lld)", (long long)p->batch), false;
+  if (p->epilogue != GT_EPI_NONE)
+    return snprintf(why, cap, "no %s epilogue", gt_epilogue_name(p->epilogue)), false;
+  // Alignment: vector loads need every row start aligned, i.e. ld a multiple of the vector.
+  if (kp->vec > 1 && (p->lda % kp->vec || p->ldb % kp->vec))
+    return snprintf(why, cap, "lda=%lld, ldb=%lld not multiples of %d elements (%d-byte loads)",
+                    (long long)p->lda, (long long)p->ldb, kp->vec, kp->vec * 2),
+           false;
+  // Device: the image is sm_90a machine code only.
+  if (d->cc_major != 9 || d->cc_minor != 0)
+    return snprintf(why, cap, "built for sm_90a; device is sm_%d%d", d->cc_major, d->cc_minor),
+           false;
+  // Shared-memory budget.
+  if (in->smem_bytes > d->smem_optin)
+    return snprintf(why, cap, "needs %d bytes of shared memory; device allows %d per block",
+                    in->smem_bytes, d->smem_optin),
+           false;
+  // Grid limits (y and z are 16-bit).
+  kgeom_t g;
+  geometry(kp, p, &g);
+  if (g.grid[0] > INT_MAX || g.grid[1] > 65535 || g.grid[2] > 65535)
+    return snprintf(why, cap, "grid %lldx%lldx%lld exceeds CUDA's limits", (long long)g.grid[0],
+                    (long long)g.grid[1], (long long)g.grid[2]),
+           false;
+  // Registers: a block the register file cannot hold fails to launch.
+  kfunc_t f = func_facts(idx);
+  if (f.ready < 0) return snprintf(why, cap, "%s", f.why), false;
+  if (in->threads > f.max_threads)
+    return snprintf(why, cap, "%d registers x %d threads exceed the register file", f.num_regs,
+                    in->threads),
+           false;
+  return true;
+}
+
+/* Pruning rules: false (and why) when instance idx runs p correctly but should not be raced.
+ * *ctas receives the main grid's CTA count. */
+static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, size_t cap,
+                     int64_t *ctas) {
+  const gt_kparams_t *kp = &gt_kinstances[idx].params;
+  kgeom_t g;
+  geometry(kp, p, &g);
+  *ctas = g.grid[0] * g.grid[1] * g.grid[2];
+  // Register spills: local-memory traffic competes with the operand stream.
+  kfunc_t f = func_facts(idx);
+  if (f.ready > 0 && f.local_bytes > 0)
+    return snprintf(why, cap, "spills %d bytes to local memory", f.local_bytes), false;
+  // Tokens range: each tokens tile streams the whole weight matrix once more.
+  if (kp->family == GT_KFAM_DECODE || kp->family == GT_KFAM_DECODETC) {
+    const int min_tile = kp->family == GT_KFAM_DECODE ? 1 : 8;
+    if (p->n > kp->tile_n)
+      return snprintf(why, cap, "tokens n=%lld exceed the tokens tile %d: weights streamed %lld times",
+                      (long long)p->n, kp->tile_n, (long long)g.grid[1]),
+             false;
+    if (kp->tile_n > min_tile && kp->tile_n >= 2 * p->n)
+      return snprintf(why, cap, "tokens tile %d is at least twice n=%lld (a smaller tile exists)",
+                      kp->tile_n, (long long)p->n),
+             false;
+  }
+  // Split-K: a split whose K range is empty only adds a partial of zeros.
+  if (kp->splitk > 1 && (int64_t)(kp->splitk - 1) * g.kchunk >= p->k)
+    return snprintf(why, cap, "split-K %d with k=%lld leaves a split empty", kp->splitk,
+                    (long long)p->k),
+           false;
+  // SM fill.
+  if ((double)*ctas < K_MIN_FILL * d->sm_count)
+    return snprintf(why, cap, "grid of %lld CTAs fills < %d%% of %d SMs", (long long)*ctas,
+                    (int)(K_MIN_FILL * 100), d->sm_count),
+           false;
+  return true;
+}
+
+/* ---- provider entry points ----------------------------------------------------------------- */
+
+static gt_status_t kernels_init(void) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
+  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  // The two generated tables must describe the same instances in the same order.
+  if (gt_kinstance_fn_count != gt_kinstance_count)
+    return gt_err_set(GT_ERR_INTERNAL, "kernel tables disagree: %zu instances, %zu kernels",
+                      gt_kinstance_count, gt_kinstance_fn_count);
+  for (size_t i = 0; i < gt_kinstance_count; i++)
+    if (strcmp(gt_kinstances[i].name, gt_kinstance_fns[i].name) != 0)
+      return gt_err_set(GT_ERR_INTERNAL, "kernel tables disagree at %zu: %s vs %s", i,
+                        gt_kinstances[i].name, gt_kinstance_fns[i].name);
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  kdev_t d;
+  gt_status_t s = device_facts(dev, &d);
+  if (s != GT_OK) return s;
+  if (d.cc_major != 9 || d.cc_minor != 0)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "own kernels are built for sm_90a; device %d is sm_%d%d",
+                      dev, d.cc_major, d.cc_minor);
+  pthread_mutex_lock(&g_lock);
+  if (!g_func) g_func = calloc(gt_kinstance_count, sizeof *g_func);
+  const bool ok = g_func != NULL;
+  pthread_mutex_unlock(&g_lock);
+  if (!ok) return gt_err_set(GT_ERR_NOMEM, "kernels: out of host memory");
+  return GT_OK;
+}
+
+static const char *kernels_lib_version(void) { return "gemmtune-kernels=1"; }
+
+static void fill_candidate(gt_candidate_t *c, int idx) {
+  memset(c, 0, sizeof *c);
+  c->provider = &gt_provider_kernels;
+  snprintf(c->name, sizeof c->name, "%s", gt_kinstances[idx].name);
+  c->splitk = gt_kinstances[idx].params.splitk > 1;
+  kblob_t b = {idx};
+  memcpy(c->blob, &b, sizeof b);
+}
+
+static gt_status_t kernels_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
+                                     gt_cand_list_t *out) {
+  if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: enumerate before init");
+  kdev_t d;
+  gt_status_t s = device_facts(o ? o->device : 0, &d);
+  if (s != GT_OK) return s;
+  const size_t first = out->n;
+  const int cap = o && o->max_candidates > 0 ? o->max_candidates : 0;
+  int active = 0;
+  /* Pruned-only candidates, so one can be restored when nothing else is left. */
+  int64_t best_ctas = -1;
+  size_t best_pos = 0;
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    char why[GT_REASON_MAX];
+    int64_t ctas = 0;
+    gt_candidate_t c;
+    fill_candidate(&c, (int)i);
+    if (!hard_ok((int)i, p, &d, why, sizeof why)) {
+      c.excluded = true;
+      snprintf(c.reason, sizeof c.reason, "%s", why);
+    } else if (!prune_ok((int)i, p, &d, why, sizeof why, &ctas)) {
+      c.excluded = true;
+      snprintf(c.reason, sizeof c.reason, "%s", why);
+      if (ctas > best_ctas) best_ctas = ctas, best_pos = out->n;
+    } else if (cap && active >= cap) {
+      c.excluded = true;
+      snprintf(c.reason, sizeof c.reason, "over the candidate cap of %d", cap);
+    } else {
+      active++;
+    }
+    if ((s = gt_cand_list_push(out, &c)) != GT_OK) return s;
+  }
+  // Every problem the own kernels can run keeps at least one own candidate.
+  if (active == 0 && best_ctas >= 0 && best_pos >= first) {
+    out->v[best_pos].excluded = false;
+    out->v[best_pos].reason[0] = '\0';
+  }
+  return GT_OK;
+}
+
+static gt_status_t kernels_from_name(const char *name, const gt_problem_t *p,
+                                     gt_candidate_t *out) {
+  gt_kparams_t kp;
+  gt_status_t s = gt_kernel_name_parse(name, &kp);
+  if (s != GT_OK) return s;
+  const int idx = gt_kinstance_find(name);
+  if (idx < 0)
+    return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is a valid own-kernel name but not an instance of "
+                      "this build (see src/kernels/space.json)", name);
+  if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: from_name before init");
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  kdev_t d;
+  if ((s = device_facts(dev, &d)) != GT_OK) return s;
+  char why[GT_REASON_MAX];
+  if (!hard_ok(idx, p, &d, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+  fill_candidate(out, idx);
+  return GT_OK;
+}
+
+static gt_status_t blob_index(const gt_candidate_t *c, int *idx) {
+  kblob_t b;
+  memcpy(&b, c->blob, sizeof b);
+  if (b.idx < 0 || (size_t)b.idx >= gt_kinstance_count ||
+      strcmp(gt_kinstances[b.idx].name, c->name) != 0)
+    return gt_err_set(GT_ERR_USAGE, "candidate '%s' is not one of this build's kernels", c->name);
+  *idx = b.idx;
+  return GT_OK;
+}
+
+static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **state,
+                                   size_t *ws_needed) {
+  int idx = -1;
+  gt_status_t s = blob_index(c, &idx);
+  if (s != GT_OK) return s;
+  if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: prepare before init");
+  if ((s = gt_problem_validate(p)) != GT_OK) return s;
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  kdev_t d;
+  if ((s = device_facts(dev, &d)) != GT_OK) return s;
+  char why[GT_REASON_MAX];
+  if (!hard_ok(idx, p, &d, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
+
+  const gt_kinstance_t *in = &gt_kinstances[idx];
+  kstate_t *st = calloc(1, sizeof *st);
+  if (!st) return gt_err_set(GT_ERR_NOMEM, "kernels: out of host memory");
+  st->idx = idx;
+  st->p = *p;
+  st->fn = gt_kinstance_fns[idx].fn;
+  st->threads = in->threads;
+  st->smem = in->smem_bytes;
+  kgeom_t g;
+  geometry(&in->params, p, &g);
+  for (int i = 0; i < 3; i++) st->grid[i] = (unsigned)g.grid[i];
+  st->ws_needed = g.ws_bytes;
+  st->args.m = p->m;
+  st->args.n = p->n;
+  st->args.k = p->k;
+  st->args.lda = p->lda;
+  st->args.ldb = p->ldb;
+  st->args.ldc = p->ldc;
+  st->args.kchunk = g.kchunk;
+  st->args.splits = in->params.splitk;
+  if (in->params.splitk > 1) {
+    st->reduce = gt_kreduce_fn(in->params.dtype);
+    if (!st->reduce) {
+      free(st);
+      return gt_err_set(GT_ERR_INTERNAL, "kernels: no split-K reduce for %s",
+                        gt_dtype_name(in->params.dtype));
+    }
+    const int64_t total = p->m * p->n;
+    int64_t blocks = ceil_div(total, GT_KREDUCE_THREADS);
+    const int64_t most = (int64_t)d.sm_count * 16; /* grid-stride beyond a few waves */
+    st->reduce_blocks = (unsigned)(blocks < most ? blocks : most);
+  }
+  // Above the default 48 KB a kernel must opt in, once per device context.
+  if (st->smem > K_SMEM_DEFAULT) {
+    cudaError_t e =
+        cudaFuncSetAttribute(st->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, st->smem);
+    if (e != cudaSuccess) {
+      free(st);
+      return gt_cuda_err(e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", __FILE__,
+                         __LINE__);
+    }
+  }
+  *state = st;
+  *ws_needed = st->ws_needed;
+  return GT_OK;
+}
+
+static bool aligned(const void *ptr, size_t bytes) { return ((uintptr_t)ptr % bytes) == 0; }
+
+static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stream) {
+  kstate_t *st = state;
+  const gt_kinstance_t *in = &gt_kinstances[st->idx];
+  if (!ops->A || !ops->B || !ops->D || !ops->alpha)
+    return gt_err_set(GT_ERR_USAGE, "%s: A, B, D and alpha are required", in->name);
+  const float beta = ops->beta ? *(const float *)ops->beta : 0.0f;
+  if (beta != 0.0f && !ops->C)
+    return gt_err_set(GT_ERR_USAGE, "%s: beta != 0 needs C", in->name);
+  // Vector loads need aligned operands; a misaligned pointer is refused, never read unaligned.
+  const size_t vbytes = (size_t)in->params.vec * 2;
+  if (vbytes > 2 && (!aligned(ops->A, vbytes) || !aligned(ops->B, vbytes)))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: A or B is not %zu-byte aligned", in->name, vbytes);
+  if (!aligned(ops->D, 2) || (ops->C && !aligned(ops->C, 2)))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: C or D is not 2-byte aligned", in->name);
+  if (st->ws_needed && (!ops->workspace || ops->ws_size < st->ws_needed ||
+                        !aligned(ops->workspace, sizeof(float))))
+    return gt_err_set(GT_ERR_USAGE, "%s: needs a %zu-byte workspace (got %zu)", in->name,
+                      st->ws_needed, ops->workspace ? ops->ws_size : 0);
+
+  gt_kargs_t a = st->args;
+  a.A = ops->A;
+  a.B = ops->B;
+  a.C = ops->C;
+  a.D = ops->D;
+  a.ws = st->ws_needed ? (float *)ops->workspace : NULL;
+  a.alpha = *(const float *)ops->alpha;
+  a.beta = beta;
+  a.beta_nonzero = beta != 0.0f;
+  void *args[] = {&a};
+  cudaStream_t s = (cudaStream_t)stream;
+  dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
+  dim3 block = {(unsigned)st->threads, 1, 1};
+  GT_CUDA_CHECK(cudaLaunchKernel(st->fn, grid, block, args, (size_t)st->smem, s));
+  if (st->reduce) {
+    dim3 rgrid = {st->reduce_blocks, 1, 1};
+    dim3 rblock = {GT_KREDUCE_THREADS, 1, 1};
+    GT_CUDA_CHECK(cudaLaunchKernel(st->reduce, rgrid, rblock, args, 0, s));
+  }
+  return GT_OK;
+}
+
+static void kernels_release(void *state) { free(state); }
+
+const gt_provider_t gt_provider_kernels = {
+    .api_version = GT_PROVIDER_API_VERSION,
+    .name = "kernels",
+    .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
+                   "decode/skinny), tc (generic tensor-core tiles)",
+    .backend = GT_BACKEND_CUDA,
+    .init = kernels_init,
+    .lib_version = kernels_lib_version,
+    .enumerate = kernels_enumerate,
+    .from_name = kernels_from_name,
+    .prepare = kernels_prepare,
+    .run = kernels_run,
+    .release = kernels_release,
+};

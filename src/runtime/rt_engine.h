@@ -1,0 +1,135 @@
+/* The runtime's per-device engine, shared by libgemmtune (dispatch API) and the preload shim:
+ * a key -> decision cache (which tuned candidate runs for a key, prepared once), the workspaces
+ * tuned candidates run with, and the GPU-time measurement of `gemmtune capture`.
+ *
+ * Hot path (a key already decided): one lock-free hash-table probe, no allocation, no
+ * synchronisation, nothing that is illegal under CUDA graph capture. Everything that allocates or
+ * may synchronise (provider prepare, workspace allocation, event creation) happens on the slow
+ * path, only when the caller's stream is not capturing, and with this thread's capture mode set
+ * to relaxed so it cannot invalidate another thread's global-mode capture. */
+#ifndef GT_RT_ENGINE_H
+#define GT_RT_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/gt_db.h"
+#include "core/gt_problem.h"
+#include "core/gt_status.h"
+#include "providers/gt_provider.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_rt_state {
+  GT_RT_NEW = 0, /* not decided yet (also: first seen under graph capture, decided later) */
+  GT_RT_HIT,     /* a tuned row applies and its candidate is prepared */
+  GT_RT_MISS,    /* no row for this key: the default path runs */
+  GT_RT_FAILED   /* a row exists but cannot run here (provider, library version, prepare or
+                    launch failed): the default path runs, why says so */
+} gt_rt_state_t;
+
+/* One distinct key seen on one device. Entries live until the engine is closed; their address
+ * is stable. */
+typedef struct gt_rt_entry {
+  gt_problem_t key;
+  uint64_t hash;
+  _Atomic int state;            /* gt_rt_state_t, published with release ordering */
+  const char *entry_point;      /* the first entry point that issued the key ("cublasGemmEx") */
+  /* HIT: the tuned candidate */
+  const gt_provider_t *prov;
+  void *pstate;
+  size_t ws_needed;
+  char provider[32];
+  char instance[GT_NAME_MAX];
+  char why[768];                /* hit: the row's numbers; miss: the nearest row; failed: why */
+  /* default path of the dispatch API (the cublas provider's baseline), prepared on demand */
+  _Atomic int fb_ready;         /* 0 not yet, 1 ready, -1 failed */
+  const gt_provider_t *fb_prov;
+  void *fb_state;
+  size_t fb_ws;
+  char fb_instance[GT_NAME_MAX];
+  /* counters: every call, and the calls the tuned candidate served */
+  _Atomic uint64_t calls;
+  _Atomic uint64_t hits;
+  _Atomic int logged;           /* decision line printed */
+  _Atomic int deferred_logged;  /* "seen under capture" line printed */
+  /* capture mode: GPU time of calls measured with events (under the timing lock) */
+  double time_us;
+  uint64_t timed_calls;
+} gt_rt_entry_t;
+
+/* Receives one complete line (no newline, no "gemmtune:" prefix). */
+typedef void (*gt_rt_line_fn)(void *ctx, const char *line);
+
+typedef struct gt_rt gt_rt_t;
+
+/* Open the engine for CUDA device `device`, deciding keys against db (borrowed: it must outlive
+ * the engine and not change while the engine is open; NULL = no rows). db_desc names where the
+ * rows came from, for miss explanations ("GEMMTUNE_DB=a.csv:b.csv"). warn receives the engine's
+ * warnings (rows for other devices, failures); may be NULL. Does not change the current device. */
+gt_status_t gt_rt_open(int device, const gt_db_t *db, const char *db_desc, gt_rt_line_fn warn,
+                       void *warn_ctx, gt_rt_t **out);
+/* Release prepared candidates, workspaces and events. Not concurrent with any other call on rt. */
+void gt_rt_close(gt_rt_t *rt);
+/* Forget every decision (prepared candidates are released; workspaces are kept, since captured
+ * graphs may use them). Same concurrency rule as close. */
+void gt_rt_reset(gt_rt_t *rt);
+/* Reset, then decide against db from now on (and report its rows for other devices again). */
+void gt_rt_rebind(gt_rt_t *rt, const gt_db_t *db, const char *db_desc);
+
+int gt_rt_device(const gt_rt_t *rt);
+const char *gt_rt_arch(const gt_rt_t *rt);
+int gt_rt_sm_count(const gt_rt_t *rt);
+
+/* Hash of a key's fields (not its text: this runs on every call). */
+uint64_t gt_rt_key_hash(const gt_problem_t *k);
+
+/* The entry for key k, created on first sight. entry_point is a string literal. NULL when the
+ * table is full (the call then passes through untracked). Lock-free when the key exists. */
+gt_rt_entry_t *gt_rt_entry(gt_rt_t *rt, const gt_problem_t *k, const char *entry_point);
+
+/* True when stream is being captured into a CUDA graph (or its state cannot be queried, which is
+ * treated the same: do nothing that is illegal under capture). */
+bool gt_rt_stream_capturing(void *stream);
+
+/* Decide e if it is still NEW: look the key up in the DB, rebuild the row's candidate, check the
+ * library version it depends on, prepare it. Returns the state after the attempt. A NEW entry on
+ * a capturing stream stays NEW (decided on a later call outside capture). */
+gt_rt_state_t gt_rt_decide(gt_rt_t *rt, gt_rt_entry_t *e, void *stream);
+
+/* A workspace of at least `need` bytes for running on `stream`: the engine's own, one per stream
+ * (per thread for cudaStreamPerThread), allocated outside capture and never freed while the
+ * engine is open (a captured graph may still use it). GT_ERR_UNSUPPORTED when none exists and the
+ * stream is capturing. need 0 gives NULL. */
+gt_status_t gt_rt_workspace(gt_rt_t *rt, void *stream, size_t need, void **ws);
+
+/* Run the tuned candidate of a HIT entry with ops on stream; fills ops->workspace from the engine
+ * unless the caller supplied one that is large enough. On a launch failure the entry becomes
+ * FAILED (why says what failed) and the status is returned: the caller runs the default path. */
+gt_status_t gt_rt_run_hit(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, void *stream);
+
+/* Dispatch API only: run the default path (cublas provider baseline) for e. */
+gt_status_t gt_rt_run_default(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, void *stream);
+
+/* Capture mode: measure the GPU time of the default call made between begin and end. A timer
+ * that could not start (capturing stream, events exhausted) is inert and end ignores it. */
+typedef struct gt_rt_timer {
+  int slot; /* -1 = inert */
+} gt_rt_timer_t;
+void gt_rt_time_begin(gt_rt_t *rt, gt_rt_entry_t *e, void *stream, gt_rt_timer_t *t);
+void gt_rt_time_end(gt_rt_t *rt, gt_rt_timer_t *t, void *stream);
+/* Wait for outstanding measurements and add them to their entries (exit path). */
+void gt_rt_time_flush(gt_rt_t *rt);
+
+/* Iterate entries (under the engine lock): calls fn for each, in first-seen order. */
+void gt_rt_foreach(gt_rt_t *rt, void (*fn)(void *ctx, gt_rt_entry_t *e), void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The preload shim in an application that knows nothing of gemmtune (tests/gpu/shim_client.c,
+# which links the real cuBLAS and calls cublasGemmEx, cublasGemmStridedBatchedEx, cublasSgemm_v2,
+# cublasHgemm and cublasLtMatmul, some calls inside CUDA graph capture, one in device pointer mode):
+#   1. without the shim: reference checksums
+#   2. gemmtune capture (GEMMTUNE_CAPTURE): results unchanged, one shapes row per distinct key
+#   3. a DB naming a runnable candidate for every captured key (gt_fixture_db), one row poisoned
+#      with a library version nobody has, plus a missing file in GEMMTUNE_DB
+#   4. GEMMTUNE_DB + GEMMTUNE_LOG: results within tolerance of 1, a hit line per key with a row,
+#      the poisoned row reported and not used, the missing file warned about once, pass-through
+#      of the device-pointer call, the graph-capture call deferred, and an exit table whose hit
+#      rows count every call as a hit
+#   5. a malformed DB alone: one warning, results unchanged
+# Usage: bash test_preload.sh /path/to/gemmtune SRCDIR. Exits 77 (skipped) without a GPU.
+set -u
+GEMMTUNE=${1:?usage: test_preload.sh /path/to/gemmtune SRCDIR}
+BIN=$(cd "$(dirname "$GEMMTUNE")" && pwd)
+SHIM=${GEMMTUNE_PRELOAD_LIB:-$BIN/libgemmtune_preload.so}
+CLIENT=${GT_SHIM_CLIENT:-$BIN/gt_shim_client}
+FIXTURE=${GT_FIXTURE_DB:-$BIN/gt_fixture_db}
+
+if [ ! -x "$CLIENT" ] || [ ! -f "$SHIM" ] || [ ! -x "$FIXTURE" ]; then
+  echo "SKIP: shim or its test programs not built (CUDA off?)"
+  exit 77
+fi
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "SKIP: no GPU (nvidia-smi -L failed)"
+  exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gt_preload.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+failed=0
+ok() { echo "ok   - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; failed=$((failed + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+finish() {
+  echo "$pass passed, $failed failed"
+  [ "$failed" -eq 0 ] || { echo "--- kept logs in $tmp.keep"; cp -r "$tmp" "$tmp.keep"; exit 1; }
+  exit 0
+}
+
+# Compare two checksum files: same cases, every sum within rel*asum (bf16/f16 outputs, different
+# accumulation orders are allowed; an unwritten or misplaced output is not).
+same_results() { # ref got rel
+  awk -v rel="$3" '
+    function abs(x) { return x < 0 ? -x : x }
+    function val(s) { sub(/^[a-z]+=/, "", s); return s + 0 }
+    FNR == NR { if ($1 == "case") { s[$2] = val($3); w[$2] = val($4); a[$2] = val($5); n++ } next }
+    $1 == "case" {
+      seen++
+      if (!($2 in a)) { print "  unexpected case " $2; bad = 1; next }
+      tol = rel * a[$2] + 1e-3
+      if (abs(val($3) - s[$2]) > tol || abs(val($4) - w[$2]) > tol || abs(val($5) - a[$2]) > tol) {
+        printf "  %s: sum %s vs %s, wsum %s vs %s, asum %s vs %s\n", $2, $3, s[$2], $4, w[$2], $5, a[$2]
+        bad = 1
+      }
+    }
+    END { if (seen != n) { print "  " seen " cases, reference has " n; bad = 1 } exit bad }
+  ' "$1" "$2"
+}
+
+# 1. reference
+"$CLIENT" >"$tmp/plain.out" 2>"$tmp/plain.err"
+rc=$?
+if [ $rc -eq 77 ]; then
+  echo "SKIP: the client found no CUDA device"
+  exit 77
+fi
+check "client runs without the shim" "[ $rc -eq 0 ]"
+[ $rc -eq 0 ] || { cat "$tmp/plain.err"; finish; }
+ncases=$(grep -c '^case ' "$tmp/plain.out")
+
+# 2. capture, the way a user runs it (gemmtune capture sets LD_PRELOAD and GEMMTUNE_CAPTURE)
+"$GEMMTUNE" capture --lib "$SHIM" -o "$tmp/shapes.csv" -- "$CLIENT" >"$tmp/cap.out" 2>"$tmp/cap.err"
+rc=$?
+check "client runs under gemmtune capture" "[ $rc -eq 0 ]"
+check "capture mode leaves results unchanged" "same_results '$tmp/plain.out' '$tmp/cap.out' 0"
+check "capture file written" "[ -s '$tmp/shapes.csv' ]"
+header=$(head -n 1 "$tmp/shapes.csv" 2>/dev/null)
+want_header="calls,time_us,share,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
+check "capture header is exact" "[ '$header' = '$want_header' ]"
+# distinct keys: every case but devptr (pointer mode device: no key) and graph_seen (same key as
+# gemmex_linear16)
+nkeys=$(($(wc -l <"$tmp/shapes.csv") - 1))
+check "one capture row per distinct key ($nkeys, want $((ncases - 2)))" "[ $nkeys -eq $((ncases - 2)) ]"
+check "linear 16x4096x4096 captured with its 4 calls (3 eager + 1 at graph capture)" \
+  "grep -q '^4,[0-9.]*,[0-9.]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,' '$tmp/shapes.csv'"
+check "GPU time measured (some time_us > 0)" \
+  "awk -F, 'NR > 1 && \$2 > 0 { t = 1 } END { exit !t }' '$tmp/shapes.csv'"
+check "the device-pointer call is reported as not recorded" \
+  "grep -q 'gemmtune: .*cublasGemmEx calls passed through (not recorded): pointer mode device' '$tmp/cap.err'"
+
+# 3. fixture DB (sgemm_nn has m=320: its row gets an impossible library dependency)
+"$FIXTURE" "$tmp/shapes.csv" "$tmp/db.csv" --bad-lib-m 320 >"$tmp/fixture.out" 2>&1
+rc=$?
+check "fixture DB written" "[ $rc -eq 0 ] && [ -s '$tmp/db.csv' ]"
+grep '^skip ' "$tmp/fixture.out" | sed 's/^/  note: /'
+
+# 4. with the DB
+GEMMTUNE_DB="$tmp/missing.csv:$tmp/db.csv" GEMMTUNE_LOG=1 LD_PRELOAD="$SHIM" "$CLIENT" \
+  >"$tmp/hit.out" 2>"$tmp/hit.err"
+rc=$?
+check "client runs under the shim with a DB" "[ $rc -eq 0 ]"
+check "results within tolerance of cuBLAS's" "same_results '$tmp/plain.out' '$tmp/hit.out' 0.02"
+check "the missing DB file is warned about exactly once" \
+  "[ \$(grep -c 'gemmtune: tuned DB skipped: $tmp/missing.csv' '$tmp/hit.err') -eq 1 ]"
+nhit=$(grep -c '^gemmtune: hit ' "$tmp/hit.err")
+# every row hits except the poisoned one (m=320) and graph_new's (m=2048: only ever called under
+# capture, so never decided)
+nexpect=$(grep '^row ' "$tmp/fixture.out" | grep -v ',m=2048,' | grep -vc ',m=320,')
+check "one hit line per fixture row that can hit ($nhit, want $nexpect)" "[ $nhit -eq $nexpect ]"
+for ep in cublasGemmEx cublasLtMatmul; do
+  check "$ep hits" "grep -q '^gemmtune: hit $ep ' '$tmp/hit.err'"
+done
+check "the row for another library version is reported and not used" \
+  "grep -q '^gemmtune: not used cublasSgemm_v2 .*cublaslt=1' '$tmp/hit.err'"
+check "device pointer mode passes through" \
+  "grep -q '^gemmtune: pass cublasGemmEx: pointer mode device' '$tmp/hit.err'"
+check "a key first seen under graph capture is deferred" \
+  "grep -q '^gemmtune: wait cublasGemmEx .*graph capture' '$tmp/hit.err'"
+check "exit table printed" "grep -q '^gemmtune: calls and hits per key' '$tmp/hit.err'"
+check "every call of a hit key was served by the tuned candidate" \
+  "awk '\$1 == \"gemmtune:\" && \$5 == \"hit\" { n++; if (\$3 != \$4) bad = 1 } END { exit bad || !n }' '$tmp/hit.err'"
+check "the linear key's graph-captured call hit too (4 calls, 4 hits)" \
+  "grep -Eq '^gemmtune: +0 +4 +4  hit +cublasGemmEx +bf16 TN m=4096 n=16 k=4096' '$tmp/hit.err'"
+check "no crash or abort messages" "! grep -qiE 'segmentation|abort|core dumped' '$tmp/hit.err'"
+
+# 5. a malformed DB alone
+printf 'this is not a tuned DB\n' >"$tmp/garbage.csv"
+GEMMTUNE_DB="$tmp/garbage.csv" LD_PRELOAD="$SHIM" "$CLIENT" >"$tmp/garbage.out" 2>"$tmp/garbage.err"
+rc=$?
+check "client runs with a malformed DB" "[ $rc -eq 0 ]"
+check "malformed DB: exactly one warning line" "[ \$(grep -c '^gemmtune:' '$tmp/garbage.err') -eq 1 ]"
+check "malformed DB: results unchanged" "same_results '$tmp/plain.out' '$tmp/garbage.out' 0"
+
+finish

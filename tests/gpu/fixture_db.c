@@ -1,0 +1,110 @@
+/* Test fixture for tests/cli/test_preload.sh: turns a captured shapes file into a tuned DB whose
+ * every row names a candidate that really runs on this GPU, so the shim's hit path can be tested
+ * without depending on which candidate a real tuning run would find faster.
+ *
+ *   gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M]
+ *
+ * For each shape: the first active, non-baseline candidate of the cublaslt provider (then the
+ * kernels provider). Times are placeholders (time 1 us, baseline 2 us, timing "fixture") and say
+ * nothing about speed. --bad-lib-m M gives rows with m == M a library dependency no process has
+ * ("cublaslt=1"), to test that such a row is reported and not used. Prints one line per row:
+ *   row <provider> <instance> <key>      or      skip <key>: <reason>
+ * Exits 77 when no CUDA device is usable, 1 on errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/gt_db.h"
+#include "core/gt_shapes.h"
+#include "providers/gt_provider.h"
+
+static bool pick(const gt_problem_t *p, gt_candidate_t *out, const gt_provider_t **prov_out,
+                 char *why, size_t cap) {
+  static const char *const order[] = {"cublaslt", "kernels"};
+  snprintf(why, cap, "no provider has an active candidate");
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    const gt_provider_t *prov = gt_provider_find(order[i]);
+    if (!prov || gt_provider_ready(prov) != GT_OK) continue;
+    gt_cand_list_t list = {0};
+    gt_enum_opts_t o = {.max_candidates = 4, .exhaustive = false, .device = 0};
+    gt_status_t s = prov->enumerate(p, &o, &list);
+    bool found = false;
+    for (size_t j = 0; s == GT_OK && j < list.n && !found; j++) {
+      if (list.v[j].excluded || list.v[j].is_baseline) continue;
+      *out = list.v[j];
+      *prov_out = prov;
+      found = true;
+    }
+    if (s != GT_OK) snprintf(why, cap, "%s: %s", order[i], gt_err_msg());
+    gt_cand_list_free(&list);
+    if (found) return true;
+  }
+  return false;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M]\n");
+    return 1;
+  }
+  long bad_m = -1;
+  if (argc >= 5 && strcmp(argv[3], "--bad-lib-m") == 0) bad_m = atol(argv[4]);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    printf("no device\n");
+    return 77;
+  }
+  gt_problem_t defaults;
+  gt_problem_init(&defaults);
+  gt_shapes_t shapes;
+  if (gt_shapes_read(argv[1], &defaults, &shapes, NULL) != GT_OK) {
+    fprintf(stderr, "gt_fixture_db: %s\n", gt_err_msg());
+    return 1;
+  }
+  gt_db_t db;
+  gt_db_init(&db);
+  int rows = 0;
+  for (size_t i = 0; i < shapes.n; i++) {
+    const gt_problem_t *p = &shapes.v[i].p;
+    char key[1024], why[512];
+    gt_problem_format_key(p, key, sizeof key);
+    gt_candidate_t cand;
+    const gt_provider_t *prov = NULL;
+    if (!pick(p, &cand, &prov, why, sizeof why)) {
+      printf("skip %s: %s\n", key, why);
+      continue;
+    }
+    gt_db_row_t r;
+    memset(&r, 0, sizeof r);
+    r.key = *p;
+    snprintf(r.provider, sizeof r.provider, "%s", prov->name);
+    const char *lib = prov->lib_version ? prov->lib_version() : NULL;
+    snprintf(r.lib, sizeof r.lib, "%s", bad_m == p->m ? "cublaslt=1" : lib && *lib ? lib : "-");
+    snprintf(r.instance, sizeof r.instance, "%s", cand.name);
+    r.time_us = 1.0;
+    r.baseline_us = 2.0;
+    r.speedup = 2.0;
+    r.error = 0.0;
+    r.error_bound = 1.0;
+    snprintf(r.timing, sizeof r.timing, "fixture");
+    r.rounds = 1;
+    r.splitk_searched = cand.splitk;
+    snprintf(r.baseline, sizeof r.baseline, "fixture");
+    if (gt_db_put(&db, &r) != GT_OK) {
+      fprintf(stderr, "gt_fixture_db: %s\n", gt_err_msg());
+      return 1;
+    }
+    printf("row %s %s %s\n", r.provider, r.instance, key);
+    rows++;
+  }
+  if (gt_db_write(&db, argv[2]) != GT_OK) {
+    fprintf(stderr, "gt_fixture_db: %s\n", gt_err_msg());
+    return 1;
+  }
+  printf("fixture: %d rows of %zu shapes\n", rows, shapes.n);
+  gt_db_free(&db);
+  gt_shapes_free(&shapes);
+  return 0;
+}

@@ -1,0 +1,393 @@
+/* Every own-kernel instance passes the correctness gate (the CUDA harness: fresh random inputs,
+ * poisoned outputs, device fp64 reference) on every problem it accepts: aligned and odd shapes
+ * (tokens 1..64 not powers of two, M and K not multiples of 8 or of any tile, padded leading
+ * dimensions, beta != 0, all four transposes), with random and with small-integer inputs.
+ * Instances a problem's hard rules refuse (alignment, layout, type) are counted, not run.
+ *
+ * Also: enumeration always leaves an own candidate and gives every exclusion a reason; run
+ * refuses misaligned operands; split-K results are bitwise reproducible; run is capturable in a
+ * CUDA graph. Exits 77 when there is no CUDA device or it is not an sm_90 part. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/gt_dtype.h"
+#include "core/gt_problem.h"
+#include "harness/gt_harness.h"
+#include "kernels/gt_kernel_name.h"
+#include "providers/gt_provider.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const gt_provider_t *g_prov;
+static const gt_harness_ops_t *g_h;
+static gt_device_info_t g_dev;
+
+/* ---- the shape table --------------------------------------------------------------------------- */
+
+typedef struct shape_case {
+  const char *name;
+  const char *layout; /* "tn" (nn.Linear: m=out, n=tokens, k=in), "nn", "nt", "tt" */
+  gt_dtype_t dtype;
+  int64_t m, n, k;
+  int64_t pad_a, pad_b, pad_c; /* added to the tight leading dimensions */
+  bool beta;                   /* beta != 0 (C read) */
+} shape_case_t;
+
+static const shape_case_t k_shapes[] = {
+    /* nn.Linear decode shapes: tokens 1..64, out 4096/4095/1000, in 4096/4104/1001 */
+    {"tn_t1_out4096_in4096", "tn", GT_DT_BF16, 4096, 1, 4096, 0, 0, 0, false},
+    {"tn_t3_out4095_in4104", "tn", GT_DT_BF16, 4095, 3, 4104, 0, 0, 0, false},
+    {"tn_t7_out1000_in1001", "tn", GT_DT_BF16, 1000, 7, 1001, 0, 0, 0, false},
+    {"tn_t16_out4096_in4104", "tn", GT_DT_BF16, 4096, 16, 4104, 0, 0, 0, false},
+    {"tn_t33_out1000_in4096", "tn", GT_DT_BF16, 1000, 33, 4096, 0, 0, 0, false},
+    {"tn_t64_out4095_in4096", "tn", GT_DT_BF16, 4095, 64, 4096, 0, 0, 0, false},
+    {"tn_t64_out4096_in1001", "tn", GT_DT_BF16, 4096, 64, 1001, 0, 0, 0, false},
+    {"tn_t1_out4095_in1001", "tn", GT_DT_BF16, 4095, 1, 1001, 0, 0, 0, false},
+    /* beta != 0, padded leading dimensions (aligned and not), K shorter than any split */
+    {"tn_t16_out4096_in4096_beta", "tn", GT_DT_BF16, 4096, 16, 4096, 0, 0, 0, true},
+    {"tn_t5_out3000_in2048_padded", "tn", GT_DT_BF16, 3000, 5, 2048, 8, 16, 5, true},
+    {"tn_t9_out2000_in1000_pad_odd", "tn", GT_DT_BF16, 2000, 9, 1000, 3, 1, 1, false},
+    {"tn_t16_out4096_in40_short_k", "tn", GT_DT_BF16, 4096, 16, 40, 0, 0, 0, false},
+    {"tn_t130_out520_in200_many_tiles", "tn", GT_DT_BF16, 520, 130, 200, 0, 0, 0, true},
+    /* f16 */
+    {"f16_tn_t8_out4096_in4096", "tn", GT_DT_F16, 4096, 8, 4096, 0, 0, 0, false},
+    {"f16_tn_t33_out1000_in4104", "tn", GT_DT_F16, 1000, 33, 4104, 0, 0, 0, true},
+    {"f16_tn_t3_out4095_in1001", "tn", GT_DT_F16, 4095, 3, 1001, 0, 0, 0, false},
+    /* the other transposes (generic family only) */
+    {"nn_m1000_n33_k1001", "nn", GT_DT_BF16, 1000, 33, 1001, 0, 0, 0, false},
+    {"nn_m4096_n64_k4104", "nn", GT_DT_BF16, 4096, 64, 4104, 0, 0, 0, false},
+    {"nn_m520_n130_k200_beta_padded", "nn", GT_DT_BF16, 520, 130, 200, 8, 8, 3, true},
+    {"nt_m1000_n33_k1001", "nt", GT_DT_BF16, 1000, 33, 1001, 0, 0, 0, false},
+    {"nt_m4096_n64_k4104", "nt", GT_DT_BF16, 4096, 64, 4104, 0, 0, 0, true},
+    {"tt_m1000_n33_k1001", "tt", GT_DT_BF16, 1000, 33, 1001, 0, 0, 0, false},
+    {"tt_m4096_n64_k4104", "tt", GT_DT_BF16, 4096, 64, 4104, 0, 0, 0, false},
+    {"f16_nn_m1000_n33_k1001", "nn", GT_DT_F16, 1000, 33, 1001, 0, 0, 0, true},
+    {"f16_tt_m4096_n64_k4104", "tt", GT_DT_F16, 4096, 64, 4104, 0, 0, 0, false},
+};
+
+typedef struct gate_case {
+  char name[96];
+  const shape_case_t *shape;
+  gt_init_mode_t init;
+} gate_case_t;
+
+static void make_problem(const shape_case_t *s, gt_problem_t *p) {
+  gt_problem_init(p);
+  p->a_type = p->b_type = p->c_type = p->d_type = s->dtype;
+  p->compute = GT_COMPUTE_F32;
+  p->scale_type = GT_DT_F32;
+  p->transa = s->layout[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  p->transb = s->layout[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  p->m = s->m;
+  p->n = s->n;
+  p->k = s->k;
+  p->lda = p->ldb = p->ldc = 0;
+  gt_problem_fill_lds(p);
+  p->lda += s->pad_a;
+  p->ldb += s->pad_b;
+  p->ldc += s->pad_c;
+  p->beta_zero = !s->beta;
+  snprintf(p->arch, sizeof p->arch, "%s", g_dev.arch);
+  p->sm_count = g_dev.sm_count;
+}
+
+/* Gate every instance of the problem's type and layout that the problem's hard rules accept. */
+static void test_gate_all(void **state) {
+  const gate_case_t *gc = *state;
+  gt_problem_t p;
+  make_problem(gc->shape, &p);
+  gt_measure_opts_t o;
+  gt_measure_opts_init(&o);
+  o.warm = true; /* only gated here: no rotation sets */
+  o.init = gc->init;
+  o.seed = 20261129;
+  struct gt_bench *b = NULL;
+  if (g_h->open(&p, &o, &b) != GT_OK) fail_msg("%s: open: %s", gc->name, gt_err_msg());
+
+  int passed = 0, refused = 0, failed = 0;
+  char fails[2048] = "";
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kinstance_t *in = &gt_kinstances[i];
+    if (in->params.dtype != p.a_type || in->params.transa != p.transa ||
+        in->params.transb != p.transb)
+      continue;
+    gt_candidate_t c;
+    gt_status_t s = g_prov->from_name(in->name, &p, &c);
+    if (s == GT_ERR_UNSUPPORTED) {
+      refused++;
+      continue;
+    }
+    char why[400] = "";
+    struct gt_loaded *l = NULL;
+    gt_gate_t g;
+    memset(&g, 0, sizeof g);
+    if (s != GT_OK)
+      snprintf(why, sizeof why, "from_name: %s", gt_err_msg());
+    else if ((s = g_h->load(b, &c, &l)) != GT_OK)
+      snprintf(why, sizeof why, "load: %s", gt_err_msg());
+    else if ((s = g_h->gate(b, l, &g)) != GT_OK || !g.passed)
+      snprintf(why, sizeof why, "gate: %s (error %.3g, bound %.3g, unwritten %lld)",
+               g.why[0] ? g.why : gt_err_msg(), g.error, g.bound, (long long)g.unwritten);
+    if (l) g_h->unload(l);
+    if (why[0]) {
+      failed++;
+      printf("  FAIL %s: %s\n", in->name, why);
+      size_t used = strlen(fails);
+      if (used + 100 < sizeof fails)
+        snprintf(fails + used, sizeof fails - used, " %s", in->name);
+    } else {
+      passed++;
+    }
+  }
+  g_h->close(b);
+  printf("  %s: %d instances passed, %d refused by hard rules, %d failed\n", gc->name, passed,
+         refused, failed);
+  if (failed) fail_msg("%s: %d instances failed:%s", gc->name, failed, fails);
+  /* Some own instance can run every bf16/f16 problem (the generic family has a scalar path). */
+  assert_true(passed > 0);
+}
+
+/* ---- enumeration ------------------------------------------------------------------------------- */
+
+static void test_enumerate_keeps_one(void **state) {
+  const shape_case_t *sc = *state;
+  gt_problem_t p;
+  make_problem(sc, &p);
+  gt_cand_list_t list = {0};
+  gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = 0};
+  if (g_prov->enumerate(&p, &o, &list) != GT_OK) fail_msg("enumerate: %s", gt_err_msg());
+  assert_int_equal(list.n, gt_kinstance_count);
+  size_t active = 0;
+  for (size_t i = 0; i < list.n; i++) {
+    if (!list.v[i].excluded) {
+      active++;
+      continue;
+    }
+    if (!list.v[i].reason[0]) fail_msg("%s excluded without a reason", list.v[i].name);
+  }
+  gt_cand_list_free(&list);
+  assert_true(active > 0);
+}
+
+/* ---- run-level behaviour on buffers of our own -------------------------------------------------- */
+
+typedef struct bufs {
+  void *A, *B, *D, *ws;
+  size_t ws_size;
+} bufs_t;
+
+static uint16_t *host_random(size_t count, uint32_t seed) {
+  uint16_t *h = malloc(count * 2);
+  assert_non_null(h);
+  uint32_t x = seed | 1u;
+  for (size_t i = 0; i < count; i++) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    h[i] = gt_f32_to_bf16((float)((int)(x % 2001) - 1000) / 1000.0f + 0.0005f);
+  }
+  return h;
+}
+
+/* Device A (m x k, TN) and B (k x n) with random bf16 data, D, and a workspace, plus `slack`
+ * extra bytes in front of A so a misaligned pointer stays inside the allocation. */
+static void bufs_make(const gt_problem_t *p, size_t ws, size_t slack, bufs_t *b) {
+  const size_t na = (size_t)p->lda * (size_t)p->m, nb = (size_t)p->ldb * (size_t)p->n;
+  const size_t nd = (size_t)p->ldc * (size_t)p->n;
+  memset(b, 0, sizeof *b);
+  assert_int_equal(cudaMalloc(&b->A, na * 2 + slack), cudaSuccess);
+  assert_int_equal(cudaMalloc(&b->B, nb * 2), cudaSuccess);
+  assert_int_equal(cudaMalloc(&b->D, nd * 2), cudaSuccess);
+  if (ws) assert_int_equal(cudaMalloc(&b->ws, ws), cudaSuccess);
+  b->ws_size = ws;
+  uint16_t *ha = host_random(na, 7), *hb = host_random(nb, 11);
+  assert_int_equal(cudaMemcpy(b->A, ha, na * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  assert_int_equal(cudaMemcpy(b->B, hb, nb * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  free(ha);
+  free(hb);
+}
+
+static void bufs_free(bufs_t *b) {
+  cudaFree(b->A);
+  cudaFree(b->B);
+  cudaFree(b->D);
+  if (b->ws) cudaFree(b->ws);
+}
+
+static const char *first_instance(gt_kfamily_t fam, int splitk_min, int vec_min) {
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kparams_t *kp = &gt_kinstances[i].params;
+    if (kp->family == fam && kp->dtype == GT_DT_BF16 && kp->transa == GT_TRANS_T &&
+        kp->transb == GT_TRANS_N && kp->splitk >= splitk_min && kp->vec >= vec_min)
+      return gt_kinstances[i].name;
+  }
+  return NULL;
+}
+
+static void linear_problem(gt_problem_t *p, int64_t tokens, int64_t out, int64_t in) {
+  shape_case_t s = {"", "tn", GT_DT_BF16, out, tokens, in, 0, 0, 0, false};
+  make_problem(&s, p);
+}
+
+static void test_run_refuses_misaligned(void **state) {
+  (void)state;
+  gt_problem_t p;
+  linear_problem(&p, 4, 512, 512);
+  const char *name = first_instance(GT_KFAM_DECODETC, 1, 8);
+  assert_non_null(name);
+  gt_candidate_t c;
+  assert_int_equal(g_prov->from_name(name, &p, &c), GT_OK);
+  void *st = NULL;
+  size_t ws = 0;
+  assert_int_equal(g_prov->prepare(&c, &p, &st, &ws), GT_OK);
+  bufs_t b;
+  bufs_make(&p, ws, 16, &b);
+  const float alpha = 1.0f, beta = 0.0f;
+  gt_operands_t ops = {.A = (const char *)b.A + 2, .B = b.B, .C = b.D, .D = b.D,
+                       .alpha = &alpha, .beta = &beta, .workspace = b.ws, .ws_size = b.ws_size};
+  assert_int_equal(g_prov->run(st, &ops, NULL), GT_ERR_UNSUPPORTED);
+  ops.A = b.A;
+  assert_int_equal(g_prov->run(st, &ops, NULL), GT_OK);
+  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+  g_prov->release(st);
+  bufs_free(&b);
+}
+
+/* Run `name` on fixed inputs; D copied to host (caller frees). Optionally inside stream capture. */
+static uint16_t *run_fixed(const char *name, const gt_problem_t *p, bool capture) {
+  gt_candidate_t c;
+  if (g_prov->from_name(name, p, &c) != GT_OK) fail_msg("%s: %s", name, gt_err_msg());
+  void *st = NULL;
+  size_t ws = 0;
+  if (g_prov->prepare(&c, p, &st, &ws) != GT_OK) fail_msg("%s: %s", name, gt_err_msg());
+  bufs_t b;
+  bufs_make(p, ws, 0, &b);
+  const float alpha = 0.5f, beta = 0.0f;
+  gt_operands_t ops = {.A = b.A, .B = b.B, .C = b.D, .D = b.D, .alpha = &alpha, .beta = &beta,
+                       .workspace = b.ws, .ws_size = b.ws_size};
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  if (capture) {
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    gt_status_t rs = g_prov->run(st, &ops, s);
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    if (rs != GT_OK) fail_msg("%s under capture: %s", name, gt_err_msg());
+    assert_int_equal(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(ge, s), cudaSuccess);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+  } else {
+    if (g_prov->run(st, &ops, s) != GT_OK) fail_msg("%s: %s", name, gt_err_msg());
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  }
+  const size_t nd = (size_t)p->ldc * (size_t)p->n;
+  uint16_t *h = malloc(nd * 2);
+  assert_non_null(h);
+  assert_int_equal(cudaMemcpy(h, b.D, nd * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaStreamDestroy(s);
+  g_prov->release(st);
+  bufs_free(&b);
+  return h;
+}
+
+static void test_splitk_reproducible(void **state) {
+  (void)state;
+  gt_problem_t p;
+  linear_problem(&p, 8, 1024, 4096);
+  const gt_kfamily_t fams[] = {GT_KFAM_DECODE, GT_KFAM_DECODETC, GT_KFAM_TC};
+  for (size_t f = 0; f < NELEM(fams); f++) {
+    const char *name = first_instance(fams[f], 2, 1);
+    if (!name) continue;
+    uint16_t *d1 = run_fixed(name, &p, false), *d2 = run_fixed(name, &p, false);
+    if (memcmp(d1, d2, (size_t)p.ldc * (size_t)p.n * 2) != 0)
+      fail_msg("%s: two runs on the same inputs differ", name);
+    free(d1);
+    free(d2);
+  }
+}
+
+static void test_run_capturable(void **state) {
+  (void)state;
+  gt_problem_t p;
+  linear_problem(&p, 8, 1024, 4096);
+  const gt_kfamily_t fams[] = {GT_KFAM_DECODE, GT_KFAM_DECODETC, GT_KFAM_TC};
+  for (size_t f = 0; f < NELEM(fams); f++) {
+    const char *name = first_instance(fams[f], 2, 1); /* split-K: two launches captured */
+    if (!name) name = first_instance(fams[f], 1, 1);
+    assert_non_null(name);
+    uint16_t *d1 = run_fixed(name, &p, false), *d2 = run_fixed(name, &p, true);
+    if (memcmp(d1, d2, (size_t)p.ldc * (size_t)p.n * 2) != 0)
+      fail_msg("%s: graph replay differs from a plain run", name);
+    free(d1);
+    free(d2);
+  }
+}
+
+int main(void) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("skip: no CUDA device\n");
+    return 77;
+  }
+  g_h = gt_harness_for(GT_BACKEND_CUDA);
+  if (!g_h || g_h->available(0) != GT_OK) {
+    printf("skip: CUDA harness unavailable: %s\n", gt_err_msg());
+    return 77;
+  }
+  if (g_h->describe(0, &g_dev) != GT_OK) {
+    fprintf(stderr, "describe: %s\n", gt_err_msg());
+    return 1;
+  }
+  g_prov = gt_provider_find("kernels");
+  if (!g_prov) {
+    fprintf(stderr, "no 'kernels' provider in this build\n");
+    return 1;
+  }
+  gt_status_t s = gt_provider_ready(g_prov);
+  if (s == GT_ERR_UNSUPPORTED) {
+    printf("skip: %s\n", gt_err_msg()); /* not an sm_90 device */
+    return 77;
+  }
+  if (s != GT_OK) {
+    fprintf(stderr, "kernels provider: %s\n", gt_err_msg());
+    return 1;
+  }
+
+  static gate_case_t gates[2 * NELEM(k_shapes)];
+  struct CMUnitTest t[3 * NELEM(k_shapes) + 8];
+  size_t n = 0, ng = 0;
+  static const struct {
+    gt_init_mode_t mode;
+    const char *name;
+  } k_modes[] = {{GT_INIT_RANDOM, "random"}, {GT_INIT_INT, "int"}};
+  for (size_t i = 0; i < NELEM(k_shapes); i++)
+    for (size_t j = 0; j < NELEM(k_modes); j++) {
+      gate_case_t *g = &gates[ng++];
+      snprintf(g->name, sizeof g->name, "gate_all:%s:%s", k_shapes[i].name, k_modes[j].name);
+      g->shape = &k_shapes[i];
+      g->init = k_modes[j].mode;
+      t[n++] = (struct CMUnitTest){g->name, test_gate_all, NULL, NULL, g};
+    }
+  static char enum_names[NELEM(k_shapes)][96];
+  for (size_t i = 0; i < NELEM(k_shapes); i++) {
+    snprintf(enum_names[i], sizeof enum_names[i], "enumerate_keeps_one:%s", k_shapes[i].name);
+    t[n++] = (struct CMUnitTest){enum_names[i], test_enumerate_keeps_one, NULL, NULL,
+                                 (void *)&k_shapes[i]};
+  }
+  t[n++] = (struct CMUnitTest){"run_refuses_misaligned_operands", test_run_refuses_misaligned,
+                               NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"splitk_is_bitwise_reproducible", test_splitk_reproducible, NULL,
+                               NULL, NULL};
+  t[n++] = (struct CMUnitTest){"run_is_graph_capturable", test_run_capturable, NULL, NULL, NULL};
+  return _cmocka_run_group_tests("gpu_kernels", t, n, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/* Own-kernel instance names: every generated instance's name parses back to its table parameters
+ * and formats back to itself; its launch geometry follows from its parameters; malformed and
+ * non-canonical names are refused with the right status. Plain C, no GPU. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gt_kernel_name.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- every generated instance ---------------------------------------------------------------- */
+
+static void test_round_trip(void **state) {
+  const gt_kinstance_t *in = *state;
+  gt_kparams_t kp;
+  gt_status_t s = gt_kernel_name_parse(in->name, &kp);
+  if (s != GT_OK) fail_msg("%s: %s", in->name, gt_err_msg());
+  assert_true(gt_kparams_equal(&kp, &in->params));
+  char buf[192];
+  assert_true(gt_kernel_name_format(&in->params, buf, sizeof buf));
+  assert_string_equal(buf, in->name);
+  assert_int_equal(gt_kinstance_find(in->name), (int)(in - gt_kinstances));
+}
+
+/* Threads and shared memory in the table are what the kernels assume: recomputed here from the
+ * parameters with the formulas the kernel sources use. */
+static void test_geometry(void **state) {
+  const gt_kinstance_t *in = *state;
+  const gt_kparams_t *p = &in->params;
+  int threads = 0, smem = 0;
+  switch (p->family) {
+  case GT_KFAM_DECODE: /* reduction buffer [warps_k][tokens][rows] of floats */
+    threads = 32 * p->warps_k;
+    smem = p->warps_k * p->tile_n * p->tile_m * 4;
+    break;
+  case GT_KFAM_DECODETC: /* reduction buffer [warps_k][tokens][rows + 4] of floats */
+    threads = 32 * p->warps_m * p->warps_k;
+    smem = p->warps_k * p->tile_n * (16 * p->warps_m * p->tile_m + 4) * 4;
+    break;
+  case GT_KFAM_TC: { /* stages x (A tile + B tile), rows padded by 8 elements */
+    threads = 32 * p->warps_m * p->warps_n;
+    const int ak = p->transa == GT_TRANS_T, bk = p->transb == GT_TRANS_N;
+    const int a_elems = ak ? p->tile_m * (p->tile_k + 8) : p->tile_k * (p->tile_m + 8);
+    const int b_elems = bk ? p->tile_n * (p->tile_k + 8) : p->tile_k * (p->tile_n + 8);
+    smem = p->stages * (a_elems + b_elems) * 2;
+    break;
+  }
+  default:
+    fail_msg("%s: unknown family %d", in->name, (int)p->family);
+  }
+  assert_int_equal(in->threads, threads);
+  assert_int_equal(in->smem_bytes, smem);
+  assert_true(in->threads >= 32 && in->threads <= 1024);
+}
+
+static void test_names_unique(void **state) {
+  (void)state;
+  assert_true(gt_kinstance_count > 0);
+  for (size_t i = 0; i < gt_kinstance_count; i++)
+    for (size_t j = i + 1; j < gt_kinstance_count; j++)
+      if (strcmp(gt_kinstances[i].name, gt_kinstances[j].name) == 0)
+        fail_msg("duplicate instance %s", gt_kinstances[i].name);
+}
+
+/* Every family and both element types are present, so the tuner always has an own candidate. */
+static void test_families_present(void **state) {
+  (void)state;
+  int seen[GT_KFAM__COUNT][2] = {{0}};
+  int generic_layouts[4] = {0}; /* tc: NN, NT, TN, TT */
+  int generic_unaligned = 0;
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kparams_t *p = &gt_kinstances[i].params;
+    seen[p->family][p->dtype == GT_DT_F16]++;
+    if (p->family == GT_KFAM_TC) {
+      generic_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
+      if (p->vec == 1) generic_unaligned++;
+    }
+  }
+  for (int f = 0; f < GT_KFAM__COUNT; f++)
+    for (int d = 0; d < 2; d++)
+      if (!seen[f][d]) fail_msg("no %s instance for %s", gt_kfamily_name((gt_kfamily_t)f), d ? "f16" : "bf16");
+  for (int l = 0; l < 4; l++) assert_true(generic_layouts[l] > 0);
+  assert_true(generic_unaligned > 0);
+}
+
+/* ---- hand-written names ----------------------------------------------------------------------- */
+
+typedef struct good_case {
+  const char *name;
+  gt_kparams_t params;
+} good_case_t;
+
+static const good_case_t k_good[] = {
+    {"gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks2_v8",
+     {.family = GT_KFAM_DECODE, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 4, .tile_n = 8, .warps_k = 4, .unroll = 2, .vec = 8, .splitk = 2}},
+    {"gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s2_ks3_v8",
+     {.family = GT_KFAM_DECODETC, .dtype = GT_DT_F16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 2, .tile_n = 64, .warps_m = 2, .warps_k = 4, .unroll = 1, .stages = 2, .vec = 8,
+      .splitk = 3}},
+    {"gt_sm90_tc_bf16_nt_t256x128x64_w4x2_s5_ks16_a1",
+     {.family = GT_KFAM_TC, .dtype = GT_DT_BF16, .transa = GT_TRANS_N, .transb = GT_TRANS_T,
+      .tile_m = 256, .tile_n = 128, .tile_k = 64, .warps_m = 4, .warps_n = 2, .stages = 5,
+      .vec = 1, .splitk = 16}},
+};
+
+static void test_good_name(void **state) {
+  const good_case_t *c = *state;
+  gt_kparams_t kp;
+  gt_status_t s = gt_kernel_name_parse(c->name, &kp);
+  if (s != GT_OK) fail_msg("%s: %s", c->name, gt_err_msg());
+  assert_true(gt_kparams_equal(&kp, &c->params));
+  char buf[192];
+  assert_true(gt_kernel_name_format(&c->params, buf, sizeof buf));
+  assert_string_equal(buf, c->name);
+}
+
+typedef struct bad_case {
+  const char *what;
+  const char *name;
+  gt_status_t want;
+} bad_case_t;
+
+static const bad_case_t k_bad[] = {
+    {"other_provider_name", "cublas_gemmex_default", GT_ERR_NOT_FOUND},
+    {"empty_name", "", GT_ERR_NOT_FOUND},
+    {"other_arch", "gt_sm80_decode_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
+    {"unknown_family", "gt_sm90_gemv_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
+    {"missing_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1", GT_ERR_DATA},
+    {"extra_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_x1", GT_ERR_DATA},
+    {"tokens_out_of_order", "gt_sm90_decode_bf16_tn_r4_n8_w4_u2_ks1_v8", GT_ERR_DATA},
+    {"leading_zero_not_canonical", "gt_sm90_decode_bf16_tn_n08_r4_w4_u2_ks1_v8", GT_ERR_DATA},
+    {"zero_value", "gt_sm90_decode_bf16_tn_n0_r4_w4_u2_ks1_v8", GT_ERR_DATA},
+    {"f32_has_no_instance", "gt_sm90_decode_f32_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_DATA},
+    {"alias_type_name", "gt_sm90_decode_bfloat16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_DATA},
+    {"bad_layout", "gt_sm90_tc_bf16_tx_t128x64x32_w2x2_s4_ks1_a8", GT_ERR_DATA},
+    {"upper_case_layout", "gt_sm90_tc_bf16_TN_t128x64x32_w2x2_s4_ks1_a8", GT_ERR_DATA},
+    {"tile_with_two_values", "gt_sm90_tc_bf16_tn_t128x64_w2x2_s4_ks1_a8", GT_ERR_DATA},
+    {"warps_with_one_value", "gt_sm90_decodetc_bf16_tn_n8_m1_w8_u4_s1_ks1_v8", GT_ERR_DATA},
+    {"trailing_x", "gt_sm90_tc_bf16_tn_t128x64x32x_w2x2_s4_ks1_a8", GT_ERR_DATA},
+    {"empty_token", "gt_sm90_tc_bf16_tn__t128x64x32_w2x2_s4_ks1_a8", GT_ERR_DATA},
+};
+
+static void test_bad_name(void **state) {
+  const bad_case_t *c = *state;
+  gt_kparams_t kp;
+  gt_err_clear();
+  gt_status_t s = gt_kernel_name_parse(c->name, &kp);
+  if (s != c->want)
+    fail_msg("%s: got %s, want %s (%s)", c->name, gt_status_name(s), gt_status_name(c->want),
+             gt_err_msg());
+  assert_true(strlen(gt_err_msg()) > 0);
+}
+
+typedef struct unformattable_case {
+  const char *what;
+  gt_kparams_t params;
+} unformattable_case_t;
+
+static const unformattable_case_t k_unformattable[] = {
+    {"family_out_of_range", {.family = GT_KFAM__COUNT, .dtype = GT_DT_BF16, .tile_m = 1,
+                             .tile_n = 1, .warps_k = 1, .unroll = 1, .vec = 8, .splitk = 1}},
+    {"f32_elements", {.family = GT_KFAM_DECODE, .dtype = GT_DT_F32, .transa = GT_TRANS_T,
+                      .tile_m = 4, .tile_n = 1, .warps_k = 4, .unroll = 1, .vec = 8, .splitk = 1}},
+    {"zero_tile", {.family = GT_KFAM_TC, .dtype = GT_DT_BF16, .tile_m = 0, .tile_n = 64,
+                   .tile_k = 32, .warps_m = 2, .warps_n = 2, .stages = 3, .vec = 8, .splitk = 1}},
+    {"zero_splitk", {.family = GT_KFAM_DECODETC, .dtype = GT_DT_F16, .transa = GT_TRANS_T,
+                     .tile_m = 1, .tile_n = 8, .warps_m = 1, .warps_k = 8, .unroll = 4,
+                     .stages = 1, .vec = 8, .splitk = 0}},
+};
+
+static void test_unformattable(void **state) {
+  const unformattable_case_t *c = *state;
+  char buf[192];
+  assert_false(gt_kernel_name_format(&c->params, buf, sizeof buf));
+}
+
+static void test_format_truncation_fails(void **state) {
+  (void)state;
+  char buf[16];
+  assert_false(gt_kernel_name_format(&gt_kinstances[0].params, buf, sizeof buf));
+}
+
+int main(void) {
+  const size_t n_inst = gt_kinstance_count;
+  const size_t cap = 2 * n_inst + NELEM(k_good) + NELEM(k_bad) + NELEM(k_unformattable) + 8;
+  struct CMUnitTest *t = calloc(cap, sizeof *t);
+  if (!t) return 1;
+  /* cmocka keeps the name pointers: one buffer per generated case, alive until exit. */
+  char *nb = calloc(2 * n_inst + NELEM(k_bad) + NELEM(k_unformattable), 224);
+  if (!nb) return 1;
+  size_t n = 0, nn = 0;
+  for (size_t i = 0; i < n_inst; i++) {
+    char *s = nb + 224 * nn++;
+    snprintf(s, 224, "round_trip:%s", gt_kinstances[i].name);
+    t[n++] = (struct CMUnitTest){s, test_round_trip, NULL, NULL, (void *)&gt_kinstances[i]};
+    s = nb + 224 * nn++;
+    snprintf(s, 224, "geometry:%s", gt_kinstances[i].name);
+    t[n++] = (struct CMUnitTest){s, test_geometry, NULL, NULL, (void *)&gt_kinstances[i]};
+  }
+  t[n++] = (struct CMUnitTest){"names_unique", test_names_unique, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"every_family_and_type_present", test_families_present, NULL, NULL,
+                               NULL};
+  for (size_t i = 0; i < NELEM(k_good); i++)
+    t[n++] = (struct CMUnitTest){k_good[i].name, test_good_name, NULL, NULL, (void *)&k_good[i]};
+  for (size_t i = 0; i < NELEM(k_bad); i++) {
+    char *s = nb + 224 * nn++;
+    snprintf(s, 224, "refuses:%s", k_bad[i].what);
+    t[n++] = (struct CMUnitTest){s, test_bad_name, NULL, NULL, (void *)&k_bad[i]};
+  }
+  for (size_t i = 0; i < NELEM(k_unformattable); i++) {
+    char *s = nb + 224 * nn++;
+    snprintf(s, 224, "no_name_for:%s", k_unformattable[i].what);
+    t[n++] = (struct CMUnitTest){s, test_unformattable, NULL, NULL, (void *)&k_unformattable[i]};
+  }
+  t[n++] = (struct CMUnitTest){"format_into_small_buffer_fails", test_format_truncation_fails,
+                               NULL, NULL, NULL};
+  return _cmocka_run_group_tests("kernel_names", t, n, NULL, NULL);
+}
