@@ -60,7 +60,7 @@ int gt_cmd_shapes(int argc, char **argv) {
   double peak = dev.peak_tflops * 1e12, bw = dev.peak_gbps * 1e9;
   double ridge = peak / bw;
   if (fmt == GT_FMT_TABLE)
-    printf("device: %s (%s, %d %s), peak %.0f TFLOP/s, %.0f GB/s, ridge %.0f FLOP/byte\n",
+    printf("device: %s (%s, %d %s), peak %.3g TFLOP/s, %.4g GB/s, ridge %.3g FLOP/byte\n",
            dev.name, dev.arch, dev.sm_count, strcmp(dev.arch, "cpu") ? "SMs" : "cores",
            dev.peak_tflops, dev.peak_gbps, ridge);
   static const char *const names[] = {"line", "label", "mapping", "gflop", "mbytes", "flop_per_byte",
