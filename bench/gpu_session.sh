@@ -56,6 +56,10 @@ for s in "${stages[@]}"; do
       run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
     probe21)
       TAIL=35 run_stage probe21 ${T_PROBE:-420} python3 "$root/bench/probe21_bench.py" "$build/gemmtune" "$work" ;;
+    kernels_nopdl)
+      TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GT_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
+    space)
+      TAIL=40 run_stage space ${T_SPACE:-150} bash "$root/bench/cublaslt_space.sh" "$build" "$work/space" ;;
     torch)
       TAIL=60 run_stage torch ${T_TORCH:-300} bash "$root/bench/llama_capture_tune.sh" "$build" "$work/torch" ;;
     verify)

@@ -85,8 +85,9 @@ def make_instance(fam, p):
             raise SpaceError("decodetc: n is a multiple of the mma N (8), at most 64")
         if mr not in (1, 2, 4) or wm < 1 or wk < 1 or wm * wk > 32 or ku < 1:
             raise SpaceError("decodetc: m in 1,2,4; 1 <= w <= 32 warps; u >= 1")
-        if s not in (1, 2):
-            raise SpaceError("decodetc: s is 1 or 2 register stages")
+        if s not in (1, 2, 3):
+            raise SpaceError("decodetc: s is 1 or 2 register stages, or 3 (2 plus an L2 prefetch"
+                             " stage)")
         if v != 8:
             raise SpaceError("decodetc: v is 8 (one 16-byte load feeds two mma's)")
         name = "gt_sm90_decodetc_%s_%s_n%d_m%d_w%dx%d_u%d_s%d_ks%d_v%d" % (

@@ -65,6 +65,19 @@ __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
     xp[t] = B + tok * a.ldb + lane * V;
   }
 
+  // The CTA's first K step (WK batches) of its rows goes to L2 before pdl_wait(), overlapping
+  // the previous kernel's tail (a prefetch reads nothing into the SM; see gt_kcommon.cuh).
+  if (warp == 0 && lane < RW && row0 + lane < m) {
+    constexpr int64_t CK = (int64_t)WK * CH * KU;
+    const int64_t left = kr.end - kr.beg;
+    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
+    const int64_t off = (row0 + lane) * a.lda + kr.beg;
+    // Vector loads imply 16-byte aligned rows only when V == 8.
+    if (V == 8 && bytes) prefetch_l2(A + off, bytes);
+  }
+  pdl_wait();
+  pdl_launch_dependents();
+
   float acc[RW][NT];
 #pragma unroll
   for (int r = 0; r < RW; r++)

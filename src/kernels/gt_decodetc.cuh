@@ -11,8 +11,11 @@
 //
 // A CTA owns WM*MR*16 rows and one tokens tile; its WK warps split the CTA's K range. With
 // S == 2 the next batch of loads is issued before the current batch is multiplied (register
-// double buffering), keeping more bytes in flight per warp. Warp partials meet in shared memory
-// and are summed in fixed warp order.
+// double buffering), keeping more bytes in flight per warp. S == 3 adds a third stage in L2:
+// the CTA's weight rows are bulk-prefetched (cp.async.bulk.prefetch.L2) about 32 KB ahead of the
+// register loads, so the bytes in flight per SM no longer depend on registers and occupancy,
+// and the first batches are prefetched before pdl_wait(), overlapping the previous kernel's
+// tail. Warp partials meet in shared memory and are summed in fixed warp order.
 #pragma once
 
 #include "gt_kcommon.cuh"
@@ -22,7 +25,7 @@ namespace gtk {
 template <typename T, int NT, int MR, int WM, int WK, int KU, int S>
 __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   static_assert(NT % 8 == 0, "tokens tile is a multiple of the mma N (8)");
-  static_assert(S == 1 || S == 2, "1 or 2 register stages");
+  static_assert(S >= 1 && S <= 3, "1 or 2 register stages, 3: 2 plus an L2 prefetch stage");
   constexpr int NB = NT / 8;           // n8 tiles
   constexpr int ROWS = WM * MR * 16;   // rows per CTA
   constexpr int RS = ROWS + 4;         // padded row stride of the reduction buffer (no conflicts)
@@ -97,6 +100,31 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
 
   const int64_t len = kr.end - kr.beg;
   const int64_t nfull = len / GK;
+
+  // L2 stage (S == 3): CTA step j covers K [beg + j*CK, beg + (j+1)*CK) of every row, CK = WK*GK
+  // (warp wk's j-th batch is batch wk + j*WK). Each warp prefetches step j + PFD of the rows
+  // i = wk, wk + WK, ... of its row group while it works on step j.
+  constexpr int CK = WK * GK;
+  constexpr int PF_STEP_BYTES = CK * 2 * ROWS;
+  constexpr int PFD = PF_STEP_BYTES >= 32768 ? 1 : 32768 / PF_STEP_BYTES;
+  auto prefetch_step = [&](int64_t j) {
+    const int64_t k0 = kr.beg + j * CK;
+    if (k0 >= kr.end) return;
+    const int64_t left = kr.end - k0;
+    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
+    if (bytes == 0) return;
+    for (int i = wk + lane * WK; i < MR * 16; i += 32 * WK) {
+      const int64_t row = cta_row0 + wm * MR * 16 + i;
+      if (row < m) prefetch_l2(A + row * a.lda + k0, bytes);
+    }
+  };
+  if constexpr (S == 3) {
+#pragma unroll 1
+    for (int j = 0; j < PFD; j++) prefetch_step(j);
+  }
+  pdl_wait();
+  pdl_launch_dependents();
+
   if constexpr (S == 1) {
     for (int64_t gi = wk; gi < nfull; gi += WK) {
       batch b;
@@ -106,14 +134,16 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   } else {
     // Two named buffers and a loop unrolled by two keep every register index compile-time.
     batch b0, b1;
-    int64_t gi = wk;
+    int64_t gi = wk, j = 0;
     if (gi < nfull) load(b0, kr.beg + gi * GK);
     while (gi < nfull) {
+      if constexpr (S == 3) prefetch_step(++j + PFD - 1);
       int64_t gn = gi + WK;
       if (gn < nfull) load(b1, kr.beg + gn * GK);
       compute(b0);
       gi = gn;
       if (gi >= nfull) break;
+      if constexpr (S == 3) prefetch_step(++j + PFD - 1);
       gn = gi + WK;
       if (gn < nfull) load(b0, kr.beg + gn * GK);
       compute(b1);

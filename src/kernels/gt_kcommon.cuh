@@ -103,6 +103,26 @@ template <int V> __device__ __forceinline__ vec<V> ld_tail(const uint16_t *p, in
   return r;
 }
 
+// Programmatic dependent launch (sm_90). The provider launches every main kernel with
+// programmatic stream serialization, so the next kernel in the stream may start while this one
+// drains. pdl_wait() blocks until every grid this one depends on has completed and its memory is
+// visible: nothing before it may read an operand into registers or write any output. Without the
+// launch attribute both are no-ops.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// Lets the next kernel in the stream launch now. Safe at any point: the dependent's pdl_wait()
+// still waits for this grid's completion. Called after pdl_wait(), so at most one grid ahead runs
+// its prologue at a time.
+__device__ __forceinline__ void pdl_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+// Bulk prefetch of [p, p + bytes) into L2 (p 16-byte aligned, bytes a multiple of 16). It reads
+// nothing into the SM, so it may run before pdl_wait(): L2 is the device's point of coherence,
+// and a line the previous kernel writes afterwards is updated there, never read stale.
+__device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+}
+
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }

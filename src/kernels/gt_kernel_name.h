@@ -12,7 +12,8 @@
  *   gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u4_s2_ks1_v8
  *       tensor-core decode (mma.sync m16n8k16, weight rows as M, tokens as N): n tokens tile,
  *       m 16-row tiles per warp, w warps along M x warps splitting K, u 32-wide K chunks per
- *       load batch, s register stages (2 = next batch loaded while this one multiplies).
+ *       load batch, s pipeline stages (2 = next batch loaded into registers while this one
+ *       multiplies; 3 = 2 plus the weight rows bulk-prefetched into L2 about 32 KB ahead).
  *   gt_sm90_tc_bf16_nn_t128x64x32_w2x2_s4_ks1_a8
  *       generic tensor-core tile: t CTA tile MxNxK, w warps along M x N, s cp.async stages,
  *       ks split-K, a operand alignment in elements (8: 16-byte cp.async, 1: scalar loads). */
@@ -46,7 +47,7 @@ typedef enum gt_kfamily {
  * warps_n    -               -                    warps along N
  * warps_k    warps along K   warps along K        -
  * unroll     chunks/batch    chunks/batch         -
- * stages     -               register stages      cp.async stages
+ * stages     -               pipeline stages      cp.async stages
  * vec        elements/load   8                    alignment (8 or 1)
  * splitk     splits of K across CTAs (1 = none), all families */
 typedef struct gt_kparams {

@@ -78,6 +78,9 @@ __device__ __forceinline__ void tc_body(const gt_kargs_t &a) {
   const uint16_t *Ag = static_cast<const uint16_t *>(a.A);
   const uint16_t *Bg = static_cast<const uint16_t *>(a.B);
 
+  pdl_wait();
+  pdl_launch_dependents();
+
   auto load_stage = [&](int kt, int st) {
     const int64_t kb = kr.beg + (int64_t)kt * BK;
     uint16_t *dA = sA + st * A_STAGE;

@@ -21,9 +21,9 @@ gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a) {
   gtk::decode_body<gtk::f16, 1, 2, 8, 4, 8>(a);
 }
 
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks2_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decode_body<gtk::f16, 1, 4, 4, 2, 8>(a);
+extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant__ gt_kargs_t a) {
+  gtk::decode_body<gtk::f16, 1, 2, 8, 8, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -39,14 +39,4 @@ gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
   gtk::decode_body<gtk::f16, 4, 4, 4, 1, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_decode_f16_tn_n4_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decode_body<gtk::f16, 4, 4, 4, 2, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_decode_f16_tn_n8_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decode_body<gtk::f16, 8, 4, 4, 1, 8>(a);
 }

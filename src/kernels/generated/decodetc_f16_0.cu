@@ -2,13 +2,28 @@
 #include "../gt_decodetc.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 3>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
   gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 1>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2>(a);
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 2>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 3>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -17,21 +32,6 @@ gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8(const __grid_constant__ gt_kargs
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 2, 1, 4, 2, 2>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(256)
-gt_sm90_decodetc_f16_tn_n8_m1_w2x4_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 2, 4, 4, 1>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(256)
-gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks2_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 1>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(256)
-gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 2>(a);
+gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 4, 4, 3>(a);
 }

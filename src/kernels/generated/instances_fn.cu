@@ -7,88 +7,84 @@ __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8(const __grid_constant_
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decode_bf16_tn_n4_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decode_bf16_tn_n8_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks2_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decode_f16_tn_n4_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decode_f16_tn_n8_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w2x4_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks2_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n16_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks2_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w2x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w2x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n16_m2_w2x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n32_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m2_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w2x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n32_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n64_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n64_m1_w1x4_u1_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m4_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_bf16_tn_n64_m1_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n64_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w2x4_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks2_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n16_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks2_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n16_m1_w2x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w2x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n16_m2_w2x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n32_m1_w2x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n32_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n64_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n64_m1_w1x4_u1_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m4_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_decodetc_f16_tn_n64_m1_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t64x32x64_w2x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t64x32x64_w2x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_bf16_tn_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x128x32_w2x4_s3_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x16x32_w4x1_s2_ks1_a1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t64x64x32_w4x1_s2_ks1_a1(const __grid_constant__ gt_kargs_t a);
@@ -100,20 +96,12 @@ __global__ void gt_sm90_tc_bf16_nt_t64x64x32_w2x2_s2_ks1_a1(const __grid_constan
 __global__ void gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s2_ks1_a1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_nt_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t64x32x64_w2x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t64x32x64_w2x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t64x64x64_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t64x64x64_w2x2_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_tc_f16_tn_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t128x128x32_w2x4_s3_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t128x16x32_w4x1_s2_ks1_a1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_f16_tn_t64x64x32_w4x1_s2_ks1_a1(const __grid_constant__ gt_kargs_t a);
@@ -131,88 +119,84 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8},
-    {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4},
     {"gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8},
-    {"gt_sm90_decode_bf16_tn_n4_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n4_r4_w4_u2_ks1_v8},
-    {"gt_sm90_decode_bf16_tn_n8_r4_w4_u1_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n8_r4_w4_u1_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8},
-    {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks2_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks2_v8},
+    {"gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4},
     {"gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8},
-    {"gt_sm90_decode_f16_tn_n4_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n4_r4_w4_u2_ks1_v8},
-    {"gt_sm90_decode_f16_tn_n8_r4_w4_u1_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n8_r4_w4_u1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s2_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n8_m2_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w1x4_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n8_m1_w2x4_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w2x4_u4_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks2_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks2_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s3_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x4_u4_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u4_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m2_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w1x4_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n16_m2_w1x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m2_w1x4_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks2_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks2_v8},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n16_m1_w2x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w2x4_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w2x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w2x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n16_m2_w1x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m2_w1x4_u2_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n16_m2_w2x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m2_w2x4_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x8_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x8_u2_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n32_m2_w1x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m2_w1x4_u2_s1_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n32_m2_w1x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m2_w1x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x8_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x8_u2_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n32_m1_w2x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w2x4_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n32_m2_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m2_w2x4_u1_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n64_m1_w1x8_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m1_w1x8_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n64_m1_w1x4_u1_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m1_w1x4_u1_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n32_m4_w1x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n32_m4_w1x4_u1_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s1_ks1_v8},
-    {"gt_sm90_decodetc_bf16_tn_n64_m1_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m1_w2x4_u1_s1_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n64_m2_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m2_w2x4_u1_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n8_m1_w2x4_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w2x4_u4_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks2_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks2_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s3_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u4_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w1x4_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n16_m2_w1x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m2_w1x4_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks2_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks2_v8},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n16_m1_w2x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w2x4_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w2x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w2x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n16_m2_w1x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m2_w1x4_u2_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n16_m2_w2x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m2_w2x4_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s1_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s3_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n32_m1_w2x4_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w2x4_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n32_m2_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m2_w2x4_u1_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n64_m1_w1x8_u2_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m1_w1x8_u2_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n64_m1_w1x4_u1_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m1_w1x4_u1_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n32_m4_w1x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n32_m4_w1x4_u1_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8},
-    {"gt_sm90_decodetc_f16_tn_n64_m1_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m1_w2x4_u1_s1_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8},
-    {"gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks1_a8},
-    {"gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks2_a8", (const void *)gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks2_a8},
-    {"gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks4_a8", (const void *)gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks4_a8},
     {"gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8},
     {"gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8", (const void *)gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8},
     {"gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8", (const void *)gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8},
-    {"gt_sm90_tc_bf16_tn_t64x32x64_w2x1_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t64x32x64_w2x1_s4_ks1_a8},
-    {"gt_sm90_tc_bf16_tn_t64x32x64_w2x1_s4_ks2_a8", (const void *)gt_sm90_tc_bf16_tn_t64x32x64_w2x1_s4_ks2_a8},
     {"gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks1_a8},
-    {"gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks2_a8", (const void *)gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks2_a8},
-    {"gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks4_a8", (const void *)gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks4_a8},
     {"gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks1_a8},
     {"gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks2_a8", (const void *)gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks2_a8},
-    {"gt_sm90_tc_bf16_tn_t64x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t64x64x32_w2x2_s4_ks1_a8},
     {"gt_sm90_tc_bf16_tn_t128x128x32_w2x4_s3_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t128x128x32_w2x4_s3_ks1_a8},
     {"gt_sm90_tc_bf16_tn_t128x16x32_w4x1_s2_ks1_a1", (const void *)gt_sm90_tc_bf16_tn_t128x16x32_w4x1_s2_ks1_a1},
     {"gt_sm90_tc_bf16_tn_t64x64x32_w4x1_s2_ks1_a1", (const void *)gt_sm90_tc_bf16_tn_t64x64x32_w4x1_s2_ks1_a1},
@@ -224,20 +208,12 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s2_ks1_a1", (const void *)gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s2_ks1_a1},
     {"gt_sm90_tc_bf16_nt_t64x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_nt_t64x64x32_w2x2_s4_ks1_a8},
     {"gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s4_ks1_a8},
-    {"gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks1_a8},
-    {"gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks2_a8", (const void *)gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks2_a8},
-    {"gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks4_a8", (const void *)gt_sm90_tc_f16_tn_t128x16x64_w4x1_s4_ks4_a8},
     {"gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks1_a8},
     {"gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks2_a8", (const void *)gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks2_a8},
     {"gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks4_a8", (const void *)gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks4_a8},
-    {"gt_sm90_tc_f16_tn_t64x32x64_w2x1_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t64x32x64_w2x1_s4_ks1_a8},
-    {"gt_sm90_tc_f16_tn_t64x32x64_w2x1_s4_ks2_a8", (const void *)gt_sm90_tc_f16_tn_t64x32x64_w2x1_s4_ks2_a8},
     {"gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks1_a8},
-    {"gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks2_a8", (const void *)gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks2_a8},
-    {"gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks4_a8", (const void *)gt_sm90_tc_f16_tn_t128x64x32_w2x2_s4_ks4_a8},
     {"gt_sm90_tc_f16_tn_t64x64x64_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t64x64x64_w2x2_s4_ks1_a8},
     {"gt_sm90_tc_f16_tn_t64x64x64_w2x2_s4_ks2_a8", (const void *)gt_sm90_tc_f16_tn_t64x64x64_w2x2_s4_ks2_a8},
-    {"gt_sm90_tc_f16_tn_t64x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t64x64x32_w2x2_s4_ks1_a8},
     {"gt_sm90_tc_f16_tn_t128x128x32_w2x4_s3_ks1_a8", (const void *)gt_sm90_tc_f16_tn_t128x128x32_w2x4_s3_ks1_a8},
     {"gt_sm90_tc_f16_tn_t128x16x32_w4x1_s2_ks1_a1", (const void *)gt_sm90_tc_f16_tn_t128x16x32_w4x1_s2_ks1_a1},
     {"gt_sm90_tc_f16_tn_t64x64x32_w4x1_s2_ks1_a1", (const void *)gt_sm90_tc_f16_tn_t64x64x32_w4x1_s2_ks1_a1},
@@ -250,5 +226,5 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_tc_f16_nt_t64x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_f16_nt_t64x64x32_w2x2_s4_ks1_a8},
     {"gt_sm90_tc_f16_tt_t64x64x32_w2x2_s4_ks1_a8", (const void *)gt_sm90_tc_f16_tt_t64x64x32_w2x2_s4_ks1_a8},
 };
-const size_t gt_kinstance_fn_count = 122;
+const size_t gt_kinstance_fn_count = 110;
 }  // extern "C"

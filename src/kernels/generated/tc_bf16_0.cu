@@ -2,21 +2,6 @@
 #include "../gt_tc.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, true, true, 128, 16, 64, 4, 1, 4, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, true, true, 128, 16, 64, 4, 1, 4, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_tn_t128x16x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, true, true, 128, 16, 64, 4, 1, 4, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
   gtk::tc_body<gtk::bf16, true, true, 128, 32, 64, 4, 1, 4, 8>(a);
 }
@@ -24,4 +9,19 @@ gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a) {
   gtk::tc_body<gtk::bf16, true, true, 128, 32, 64, 4, 1, 4, 8>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a) {
+  gtk::tc_body<gtk::bf16, true, true, 128, 32, 64, 4, 1, 4, 8>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+gt_sm90_tc_bf16_tn_t128x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
+  gtk::tc_body<gtk::bf16, true, true, 128, 64, 32, 2, 2, 4, 8>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
+  gtk::tc_body<gtk::bf16, true, true, 64, 64, 64, 2, 2, 4, 8>(a);
 }

@@ -2,26 +2,11 @@
 #include "../gt_tc.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_tn_t128x16x32_w4x1_s2_ks1_a1(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, true, true, 128, 16, 32, 4, 1, 2, 1>(a);
+gt_sm90_tc_bf16_nt_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
+  gtk::tc_body<gtk::bf16, false, false, 64, 64, 32, 2, 2, 4, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_tn_t64x64x32_w4x1_s2_ks1_a1(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, true, true, 64, 64, 32, 4, 1, 2, 1>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_nn_t128x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, false, true, 128, 64, 32, 2, 2, 4, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(128)
-gt_sm90_tc_bf16_nn_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, false, true, 64, 64, 32, 2, 2, 4, 8>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(256)
-gt_sm90_tc_bf16_nn_t128x128x32_w2x4_s3_ks1_a8(const __grid_constant__ gt_kargs_t a) {
-  gtk::tc_body<gtk::bf16, false, true, 128, 128, 32, 2, 4, 3, 8>(a);
+gt_sm90_tc_bf16_tt_t64x64x32_w2x2_s4_ks1_a8(const __grid_constant__ gt_kargs_t a) {
+  gtk::tc_body<gtk::bf16, true, false, 64, 64, 32, 2, 2, 4, 8>(a);
 }

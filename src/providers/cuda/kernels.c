@@ -50,6 +50,9 @@ typedef struct kfunc {
 } kfunc_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Programmatic dependent launch of the main kernels: 1 on, 0 off (GT_KERNELS_PDL=0, or the
+ * runtime refused the attribute once). Read without the lock: it only ever goes from 1 to 0. */
+static volatile int g_pdl = 1;
 static kdev_t g_dev[K_MAX_DEVICES];
 static kfunc_t *g_func; /* gt_kinstance_count entries, allocated by init */
 
@@ -290,6 +293,8 @@ static gt_status_t kernels_init(void) {
   if (d.cc_major != 9 || d.cc_minor != 0)
     return gt_err_set(GT_ERR_UNSUPPORTED, "own kernels are built for sm_90a; device %d is sm_%d%d",
                       dev, d.cc_major, d.cc_minor);
+  const char *pdl = getenv("GT_KERNELS_PDL");
+  if (pdl && strcmp(pdl, "0") == 0) g_pdl = 0;
   pthread_mutex_lock(&g_lock);
   if (!g_func) g_func = calloc(gt_kinstance_count, sizeof *g_func);
   const bool ok = g_func != NULL;
@@ -444,6 +449,39 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
 
 static bool aligned(const void *ptr, size_t bytes) { return ((uintptr_t)ptr % bytes) == 0; }
 
+/* Launch a main kernel. With PDL the kernel may be launched while the previous kernel in the
+ * stream still runs: its CTAs prefetch weights into L2 and then wait (griddepcontrol.wait) for
+ * that kernel's completion before touching any operand, so stream order is kept; only launch
+ * latency and the previous kernel's tail are overlapped. A runtime that refuses the attribute
+ * outside a capture turns PDL off for the process; inside a capture the error is returned, since
+ * the capture is already invalidated. */
+static cudaError_t launch_main(const void *fn, dim3 grid, dim3 block, void **args, size_t smem,
+                               cudaStream_t s) {
+  if (!g_pdl) return cudaLaunchKernel(fn, grid, block, args, smem, s);
+  cudaLaunchAttribute attr[1];
+  memset(attr, 0, sizeof attr);
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  if (e == cudaErrorNotSupported || e == cudaErrorInvalidValue) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone) {
+      (void)cudaGetLastError();
+      g_pdl = 0;
+      e = cudaLaunchKernel(fn, grid, block, args, smem, s);
+    }
+  }
+  return e;
+}
+
 static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stream) {
   kstate_t *st = state;
   const gt_kinstance_t *in = &gt_kinstances[st->idx];
@@ -476,7 +514,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
   dim3 block = {(unsigned)st->threads, 1, 1};
-  GT_CUDA_CHECK(cudaLaunchKernel(st->fn, grid, block, args, (size_t)st->smem, s));
+  GT_CUDA_CHECK(launch_main(st->fn, grid, block, args, (size_t)st->smem, s));
   if (st->reduce) {
     dim3 rgrid = {st->reduce_blocks, 1, 1};
     dim3 rblock = {GT_KREDUCE_THREADS, 1, 1};
