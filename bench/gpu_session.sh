@@ -58,6 +58,8 @@ for s in "${stages[@]}"; do
       TAIL=35 run_stage probe21 ${T_PROBE:-420} python3 "$root/bench/probe21_bench.py" "$build/gemmtune" "$work" ;;
     kernels_nopdl)
       TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GT_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
+    makerun)
+      TAIL=40 run_stage makerun ${T_MAKERUN:-150} bash "$root/examples/run.sh" "$build" ;;
     space)
       TAIL=40 run_stage space ${T_SPACE:-150} bash "$root/bench/cublaslt_space.sh" "$build" "$work/space" ;;
     torch)

@@ -1,6 +1,7 @@
 /* The shapes file the preload shim writes for `gemmtune capture`: exact header, rows by time
  * share, shares that add up, and a file the shapes reader (gt_shapes_read) takes back with the
- * same keys, calls and times. */
+ * same keys, calls and times. And the GEMMTUNE_STATS file: exact header, one row per key with
+ * its decision, keyless pass rows, rows of another process added in. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -190,6 +191,127 @@ static void test_reader_keeps_broadcast_stride(void **st) {
   check_round_trip(&c, 1);
 }
 
+
+/* ---- GEMMTUNE_STATS ---- */
+
+static char *stats_text(const gt_rt_stats_rec_t *recs, size_t n, const char *prev) {
+  char *text;
+  size_t len;
+  assert_int_equal(gt_rt_stats_format(recs, n, prev, &text, &len), GT_OK);
+  assert_int_equal(len, strlen(text));
+  return text;
+}
+
+/* The data rows of a stats text, without the header. */
+static int stats_rows(char *text, char rows[][1024], int max) {
+  int n = 0;
+  char *save = NULL;
+  strtok_r(text, "\n", &save);
+  for (char *l = strtok_r(NULL, "\n", &save); l && n < max; l = strtok_r(NULL, "\n", &save))
+    snprintf(rows[n++], 1024, "%s", l);
+  return n;
+}
+
+static void test_stats_header_is_exact(void **st) {
+  (void)st;
+  char want[600];
+  int len = snprintf(want, sizeof want, "calls,hits,decision,provider,instance,entry");
+  for (int i = 0; i < GT_KEY_NFIELDS; i++)
+    len += snprintf(want + len, sizeof want - (size_t)len, ",%s", gt_key_field_names[i]);
+  assert_string_equal(gt_rt_stats_header(), want);
+  char *text = stats_text(NULL, 0, NULL);
+  assert_int_equal(strncmp(text, want, strlen(want)), 0);
+  assert_string_equal(text + strlen(want), "\n");
+  free(text);
+}
+
+/* Each decision's row, as verify reads it: the counters, the row's names or "-", the entry point,
+ * then the key exactly as the capture file and the DB spell it. */
+static void test_stats_rows_carry_decision_names_and_key(void **st) {
+  (void)st;
+  gt_rt_stats_rec_t recs[3] = {
+      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 40, .hits = 40,
+       .decision = "hit", .provider = "kernels", .instance = "gt_sm90_decode_x", .entry = "cublasGemmEx"},
+      {.keyed = true, .key = key_linear(1, 4096, 4096), .calls = 7, .hits = 0,
+       .decision = "miss", .entry = "cublasLtMatmul"},
+      {.keyed = false, .calls = 3, .decision = "pass", .entry = "cublasGemmEx"},
+  };
+  char *text = stats_text(recs, 3, NULL);
+  char rows[8][1024];
+  assert_int_equal(stats_rows(text, rows, 8), 3);
+  char key[1024] = "";
+  int o = 0;
+  for (int f = 0; f < GT_KEY_NFIELDS; f++) {
+    char v[64];
+    gt_problem_field_str(&recs[0].key, f, v, sizeof v);
+    o += snprintf(key + o, sizeof key - (size_t)o, ",%s", v);
+  }
+  char want[1200];
+  snprintf(want, sizeof want, "40,40,hit,kernels,gt_sm90_decode_x,cublasGemmEx%s", key);
+  assert_string_equal(rows[0], want);
+  assert_int_equal(strncmp(rows[1], "7,0,miss,-,-,cublasLtMatmul,gemm,bf16,", 38), 0);
+  assert_string_equal(rows[2], "3,0,pass,-,-,cublasGemmEx,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-");
+  free(text);
+}
+
+/* Rows that are the same but for the counters are summed: one entry point's pass reasons, one key
+ * on two identical GPUs, or another process's file at the same path. */
+static void test_stats_merges_equal_rows_and_prev_file(void **st) {
+  (void)st;
+  gt_rt_stats_rec_t recs[3] = {
+      {.keyed = false, .calls = 2, .decision = "pass", .entry = "cublasGemmEx"},
+      {.keyed = false, .calls = 5, .decision = "pass", .entry = "cublasGemmEx"},
+      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 4, .hits = 4, .decision = "hit",
+       .provider = "cublaslt", .instance = "cublaslt_a1", .entry = "cublasGemmEx"},
+  };
+  char *first = stats_text(recs, 3, NULL);
+  char *again = stats_text(recs, 3, first); /* a second process with the same counts */
+  char rows[8][1024];
+  assert_int_equal(stats_rows(again, rows, 8), 2);
+  assert_int_equal(strncmp(rows[0], "14,0,pass,-,-,cublasGemmEx,-,", 29), 0);
+  assert_int_equal(strncmp(rows[1], "8,8,hit,cublaslt,cublaslt_a1,cublasGemmEx,gemm,", 47), 0);
+  free(first);
+  free(again);
+  /* a file that is not a stats file contributes nothing */
+  char *foreign = stats_text(recs, 3, "calls,time_us,share,op\n99,1,1,gemm\n");
+  assert_int_equal(stats_rows(foreign, rows, 8), 2);
+  assert_int_equal(strncmp(rows[0], "7,0,pass,", 9), 0);
+  free(foreign);
+}
+
+/* Names that would break the row are made safe; missing names are "-". */
+static void test_stats_sanitises_names(void **st) {
+  (void)st;
+  gt_rt_stats_rec_t r = {.keyed = false, .calls = 1, .decision = "notused", .provider = "a,b",
+                         .instance = "", .entry = "x\ny"};
+  char *text = stats_text(&r, 1, NULL);
+  char rows[2][1024];
+  assert_int_equal(stats_rows(text, rows, 2), 1);
+  assert_int_equal(strncmp(rows[0], "1,0,notused,a_b,-,x_y,-,", 24), 0);
+  free(text);
+}
+
+/* What gt_rt_stats_write leaves on disk, twice to the same path: the counts add up. */
+static void test_stats_write_adds_to_the_file(void **st) {
+  (void)st;
+  gt_rt_stats_rec_t r = {.keyed = true, .key = key_linear(1, 1024, 4096), .calls = 6, .hits = 6,
+                         .decision = "hit", .provider = "kernels", .instance = "k1",
+                         .entry = "cublasGemmEx"};
+  const char *path = gt_test_path(gt_test_tmpdir(), "stats.csv");
+  remove(path);
+  assert_int_equal(gt_rt_stats_write(path, &r, 1), GT_OK);
+  assert_int_equal(gt_rt_stats_write(path, &r, 1), GT_OK);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[2048];
+  assert_non_null(fgets(line, sizeof line, f));
+  assert_int_equal(strncmp(line, gt_rt_stats_header(), strlen(gt_rt_stats_header())), 0);
+  assert_non_null(fgets(line, sizeof line, f));
+  assert_int_equal(strncmp(line, "12,12,hit,kernels,k1,cublasGemmEx,gemm,", 39), 0);
+  assert_null(fgets(line, sizeof line, f));
+  fclose(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_header_is_exact),
@@ -197,6 +319,11 @@ int main(void) {
       cmocka_unit_test(test_untimed_capture_has_zero_shares),
       cmocka_unit_test(test_reader_takes_it_back),
       cmocka_unit_test(test_reader_keeps_broadcast_stride),
+      cmocka_unit_test(test_stats_header_is_exact),
+      cmocka_unit_test(test_stats_rows_carry_decision_names_and_key),
+      cmocka_unit_test(test_stats_merges_equal_rows_and_prev_file),
+      cmocka_unit_test(test_stats_sanitises_names),
+      cmocka_unit_test(test_stats_write_adds_to_the_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,3 +106,191 @@ gt_status_t gt_rt_capture_write(const char *path, const gt_rt_capture_rec_t *rec
   free(text);
   return s;
 }
+
+/* ---- GEMMTUNE_STATS ------------------------------------------------------------------------ */
+
+static char stats_header[512];
+static pthread_once_t stats_header_once = PTHREAD_ONCE_INIT;
+
+static void build_stats_header(void) {
+  int len = snprintf(stats_header, sizeof stats_header, "calls,hits,decision,provider,instance,entry");
+  for (int i = 0; i < GT_KEY_NFIELDS; i++)
+    len += snprintf(stats_header + len, sizeof stats_header - (size_t)len, ",%s",
+                    gt_key_field_names[i]);
+}
+
+const char *gt_rt_stats_header(void) {
+  pthread_once(&stats_header_once, build_stats_header);
+  return stats_header;
+}
+
+/* One row: its counters and everything after them, which identifies it when files merge. */
+typedef struct stat_line {
+  uint64_t calls, hits;
+  char *rest;
+} stat_line_t;
+
+typedef struct stat_set {
+  stat_line_t *v;
+  size_t n, cap;
+} stat_set_t;
+
+/* Takes ownership of rest. */
+static gt_status_t stat_add(stat_set_t *s, uint64_t calls, uint64_t hits, char *rest) {
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->v[i].rest, rest) == 0) {
+      s->v[i].calls += calls;
+      s->v[i].hits += hits;
+      free(rest);
+      return GT_OK;
+    }
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 32;
+    stat_line_t *nv = realloc(s->v, cap * sizeof *nv);
+    if (!nv) {
+      free(rest);
+      return gt_err_set(GT_ERR_NOMEM, "out of memory formatting the stats file");
+    }
+    s->v = nv;
+    s->cap = cap;
+  }
+  s->v[s->n++] = (stat_line_t){calls, hits, rest};
+  return GT_OK;
+}
+
+static void stat_free(stat_set_t *s) {
+  for (size_t i = 0; i < s->n; i++) free(s->v[i].rest);
+  free(s->v);
+}
+
+static int cmp_stat(const void *pa, const void *pb) {
+  const stat_line_t *a = pa, *b = pb;
+  if (a->calls != b->calls) return a->calls > b->calls ? -1 : 1;
+  return strcmp(a->rest, b->rest);
+}
+
+/* A name cell: "-" when empty; separators that would break the row become '_'. */
+static int put_cell(char *buf, size_t cap, const char *s) {
+  if (!s || !*s) s = "-";
+  size_t o = 0;
+  if (cap) buf[o++] = ',';
+  for (; *s && o + 1 < cap; s++) buf[o++] = (*s == ',' || *s == '\n' || *s == '\r') ? '_' : *s;
+  if (cap) buf[o < cap ? o : cap - 1] = '\0';
+  return (int)o;
+}
+
+static char *stats_rest(const gt_rt_stats_rec_t *r) {
+  size_t cap = 2048;
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+  size_t o = (size_t)snprintf(buf, cap, "%s", r->decision && *r->decision ? r->decision : "-");
+  o += (size_t)put_cell(buf + o, cap - o, r->provider);
+  o += (size_t)put_cell(buf + o, cap - o, r->instance);
+  o += (size_t)put_cell(buf + o, cap - o, r->entry);
+  for (int f = 0; f < GT_KEY_NFIELDS && o + 1 < cap; f++) {
+    char v[64] = "-";
+    if (r->keyed) gt_problem_field_str(&r->key, f, v, sizeof v);
+    o += (size_t)snprintf(buf + o, cap - o, ",%s", v);
+  }
+  return buf;
+}
+
+/* Rows of an earlier file; anything that does not start with the exact header is ignored. */
+static gt_status_t stats_take_prev(stat_set_t *set, const char *prev) {
+  const char *h = gt_rt_stats_header();
+  size_t hl = strlen(h);
+  if (!prev || strncmp(prev, h, hl) != 0 || (prev[hl] != '\n' && prev[hl] != '\r')) return GT_OK;
+  const char *p = strchr(prev, '\n');
+  while (p && *++p) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len && p[len - 1] == '\r') len--;
+    char *line = strndup(p, len);
+    if (!line) return gt_err_set(GT_ERR_NOMEM, "out of memory reading the stats file");
+    char *e1 = NULL, *e2 = NULL;
+    unsigned long long calls = strtoull(line, &e1, 10), hits = 0;
+    bool ok = e1 != line && *e1 == ',';
+    if (ok) {
+      hits = strtoull(e1 + 1, &e2, 10);
+      ok = e2 != e1 + 1 && *e2 == ',' && e2[1];
+    }
+    if (ok) {
+      char *rest = strdup(e2 + 1);
+      free(line);
+      if (!rest) return gt_err_set(GT_ERR_NOMEM, "out of memory reading the stats file");
+      gt_status_t s = stat_add(set, calls, hits, rest);
+      if (s != GT_OK) return s;
+    } else {
+      free(line); /* a torn or foreign line: its counts cannot be trusted */
+    }
+    p = end;
+  }
+  return GT_OK;
+}
+
+gt_status_t gt_rt_stats_format(const gt_rt_stats_rec_t *recs, size_t n, const char *prev,
+                               char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  stat_set_t set = {0};
+  gt_status_t s = stats_take_prev(&set, prev);
+  for (size_t i = 0; s == GT_OK && i < n; i++) {
+    char *rest = stats_rest(&recs[i]);
+    s = rest ? stat_add(&set, recs[i].calls, recs[i].hits, rest)
+             : gt_err_set(GT_ERR_NOMEM, "out of memory formatting the stats file");
+  }
+  if (s == GT_OK && set.n) qsort(set.v, set.n, sizeof *set.v, cmp_stat);
+  buf_t b = {0};
+  if (s == GT_OK) s = put(&b, gt_rt_stats_header());
+  if (s == GT_OK) s = put(&b, "\n");
+  for (size_t i = 0; s == GT_OK && i < set.n; i++) {
+    char num[64];
+    snprintf(num, sizeof num, "%llu,%llu,", (unsigned long long)set.v[i].calls,
+             (unsigned long long)set.v[i].hits);
+    s = put(&b, num);
+    if (s == GT_OK) s = put(&b, set.v[i].rest);
+    if (s == GT_OK) s = put(&b, "\n");
+  }
+  stat_free(&set);
+  if (s != GT_OK) {
+    free(b.p);
+    return s;
+  }
+  *text = b.p;
+  *len = b.len;
+  return GT_OK;
+}
+
+/* The whole file, or NULL when it does not exist or cannot be read (then it is replaced). */
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  buf_t b = {0};
+  char chunk[8192];
+  size_t got;
+  bool ok = true;
+  while (ok && (got = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
+    chunk[got] = '\0';
+    if (memchr(chunk, '\0', got)) ok = false; /* not a text file */
+    else ok = put(&b, chunk) == GT_OK;
+  }
+  if (ferror(f)) ok = false;
+  fclose(f);
+  if (!ok) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+gt_status_t gt_rt_stats_write(const char *path, const gt_rt_stats_rec_t *recs, size_t n) {
+  char *prev = read_all(path);
+  char *text;
+  size_t len;
+  gt_status_t s = gt_rt_stats_format(recs, n, prev, &text, &len);
+  free(prev);
+  if (s != GT_OK) return s;
+  s = gt_file_write_atomic(path, text, len);
+  free(text);
+  return s;
+}

@@ -13,6 +13,7 @@
 #ifndef GT_CAPTURE_CSV_H
 #define GT_CAPTURE_CSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,47 @@ gt_status_t gt_rt_capture_format(const gt_rt_capture_rec_t *recs, size_t n, char
 
 /* Format and write atomically to path (gt_file_write_atomic). */
 gt_status_t gt_rt_capture_write(const char *path, const gt_rt_capture_rec_t *recs, size_t n);
+
+/* ---- GEMMTUNE_STATS: what the runtime did with each key, for `gemmtune verify` ----------------
+ *
+ *   calls,hits,decision,provider,instance,entry,op,a_type,...,sm_count    <- header, first line
+ *   120,120,hit,kernels,gt_sm90_decode_...,cublasGemmEx,gemm,bf16,...,132
+ *   3,0,pass,-,-,cublasGemmEx,-,-,...,-
+ *
+ * One row per distinct key (and entry point). calls: every call with that key; hits: the calls
+ * the tuned candidate served. decision: hit (a row applies and its candidate ran), miss (no row),
+ * notused (a row exists but cannot run here: library version, provider, prepare or launch
+ * failure), deferred (seen only during CUDA graph capture, so never decided), pass (passed
+ * through untouched: the call was not understood, e.g. device pointer mode or a non-default algo,
+ * or the process has another cuBLAS). provider/instance: the DB row's, "-" when there is none.
+ * entry: the entry point ("cublasGemmEx", "cublasLtMatmul", ...). Key columns: the 23 fields in
+ * gt_key_field_names order as gt_problem_field_str prints them; rows of calls whose key could not
+ * be built (decision pass) have "-" in every key column, one such row per entry point. Rows are
+ * sorted by calls descending, then by the rest of the line. Pure C. */
+
+typedef struct gt_rt_stats_rec {
+  bool keyed;           /* false: no key (key columns are "-") */
+  gt_problem_t key;
+  uint64_t calls, hits;
+  const char *decision; /* "hit", "miss", "pass", "notused", "deferred" */
+  const char *provider; /* NULL or "" = "-" */
+  const char *instance; /* NULL or "" = "-" */
+  const char *entry;
+} gt_rt_stats_rec_t;
+
+/* The header line (no newline): "calls,hits,decision,provider,instance,entry," + key names. */
+const char *gt_rt_stats_header(void);
+
+/* Format recs as the file's text (malloc'ed). prev (may be NULL) is the text of a stats file
+ * another process of the same workload wrote to the same path: when its first line is the
+ * header, its rows are added in, summing calls and hits of rows whose other columns are all
+ * equal; otherwise it is ignored. GT_ERR_NOMEM on allocation failure. */
+gt_status_t gt_rt_stats_format(const gt_rt_stats_rec_t *recs, size_t n, const char *prev,
+                               char **text, size_t *len);
+
+/* Merge with the file at path if there is one (see gt_rt_stats_format), then write atomically.
+ * Callers that share the path between processes serialise calls (the shim locks the directory). */
+gt_status_t gt_rt_stats_write(const char *path, const gt_rt_stats_rec_t *recs, size_t n);
 
 #ifdef __cplusplus
 }

@@ -174,8 +174,8 @@ gt_status_t gt_gemm(gt_ctx_t *ctx, const gt_problem_t *p, const gt_gemm_args_t *
       return GT_OK;
     }
     if (atomic_load(&e->state) == GT_RT_FAILED) log_first(ctx, e, GT_RT_FAILED);
-    /* The tuned candidate did not run (launch failure, or no workspace yet under capture): the
-     * default path computes the same result. */
+    /* The tuned candidate did not run (launch failure, or its workspace could not be
+     * allocated): the default path computes the same result. */
     ops.workspace = NULL;
     ops.ws_size = 0;
   }

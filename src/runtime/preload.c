@@ -16,7 +16,15 @@
  *   GEMMTUNE_CAPTURE=path       record every distinct key with its call count and GPU time and
  *                               write them at exit as a shapes file (capture_csv.h); "%p" in the
  *                               path is replaced by the process id
- * Every message goes to stderr prefixed "gemmtune:". Nothing here aborts. */
+ *   GEMMTUNE_STATS=path         write calls, hits and the decision per key at exit as CSV
+ *                               (capture_csv.h, gt_rt_stats_*); "%p" as above
+ * Every message goes to stderr prefixed "gemmtune:". Nothing here aborts. src/runtime/README.md
+ * documents the formats.
+ *
+ * The shim never trusts what it is handed: it queries no CUDA object the application passed
+ * (streams included) before the call is understood, takes the device from the calling thread
+ * (cuBLAS requires the handle's device to be current; cuBLASLt launches into the current
+ * context), and under CUDA graph capture makes no call that could invalidate the capture. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -228,8 +236,10 @@ static struct {
   bool active; /* anything to do at all: DB rows, logging or capture */
   bool log;
   bool capture;
+  bool stats;
   bool hits_allowed; /* the process has cuBLAS 13: tuned candidates use the same copy */
   char capture_path[4096];
+  char stats_path[4096];
   gt_db_t db;
   char db_desc[600];
   pid_t pid;
@@ -267,6 +277,11 @@ static void shim_init(void) {
     g.capture = true;
     snprintf(g.capture_path, sizeof g.capture_path, "%s", cap);
   }
+  const char *stats = getenv("GEMMTUNE_STATS");
+  if (stats && *stats) {
+    g.stats = true;
+    snprintf(g.stats_path, sizeof g.stats_path, "%s", stats);
+  }
   gt_db_init(&g.db);
   const char *paths = getenv("GEMMTUNE_DB");
   if (paths && *paths) {
@@ -279,7 +294,7 @@ static void shim_init(void) {
   } else {
     snprintf(g.db_desc, sizeof g.db_desc, "GEMMTUNE_DB is not set");
   }
-  g.active = g.db.n > 0 || g.log || g.capture;
+  g.active = g.db.n > 0 || g.log || g.capture || g.stats;
   /* Tuned candidates resolve cuBLASLt through gt_cudalib, which takes the copy already loaded.
    * A process built against another major version has none loaded, and loading ours next to
    * its own is exactly what the shim must never do: keys are still counted, nothing runs. */
@@ -292,7 +307,7 @@ static void shim_init(void) {
         k_lib_names[LIB_CUBLASLT]);
   /* Report even when no call ever reaches a device (each later registration runs first; the
    * report runs once). */
-  if (g.log || g.capture) atexit(shim_exit);
+  if (g.log || g.capture || g.stats) atexit(shim_exit);
 }
 
 static bool shim_active(void) {
@@ -326,14 +341,16 @@ static gt_rt_t *engine_for(int dev) {
   return rt;
 }
 
-static int stream_device(cudaStream_t stream) {
+/* The calling thread's device. Not the stream's: asking the runtime about a stream the
+ * application passed means trusting it (a stand-in library's fake handle crashes the query), and
+ * no stream query is needed: cuBLAS runs a handle only with its device current, and a cuBLASLt
+ * call on a stream of another device fails in cuBLASLt itself. A pure thread-state query, legal
+ * under any graph capture. */
+static int current_device(void) {
   int dev = -1;
-  if (cudaStreamGetDevice(stream, &dev) != cudaSuccess || dev < 0) {
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) {
     (void)cudaGetLastError();
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return -1;
-    }
+    return -1;
   }
   return dev;
 }
@@ -342,7 +359,8 @@ static void note_unsupported(const char *entry, const char *why) {
   pthread_mutex_lock(&g.mu);
   int i;
   for (i = 0; i < g.nreasons; i++)
-    if (g.reasons[i].entry == entry && strncmp(g.reasons[i].text, why, sizeof g.reasons[i].text - 1) == 0)
+    if (strcmp(g.reasons[i].entry, entry) == 0 &&
+        strncmp(g.reasons[i].text, why, sizeof g.reasons[i].text - 1) == 0)
       break;
   bool first = false;
   if (i < g.nreasons) {
@@ -376,9 +394,9 @@ static bool call_begin(shim_call_t *c, const char *entry, cudaStream_t stream) {
   c->entry = entry;
   c->stream = stream;
   c->timer.slot = -1;
-  int dev = stream_device(stream);
+  int dev = current_device();
   if (dev < 0) {
-    note_unsupported(entry, "the stream's device cannot be determined (no usable CUDA device?)");
+    note_unsupported(entry, "the current device cannot be determined (no usable CUDA device?)");
     return false;
   }
   if (!(c->rt = engine_for(dev))) return false;
@@ -702,14 +720,20 @@ SHIM_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
                                D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
   t_depth++;
   shim_call_t c;
-  if (call_begin(&c, "cublasLtMatmul", stream)) {
-    gt_cublaslt_desc_t desc;
-    gt_cublaslt_layout_t lay[4];
-    lt_read_desc(computeDesc, &desc);
-    lt_read_layout(Adesc, &lay[0]);
-    lt_read_layout(Bdesc, &lay[1]);
-    lt_read_layout(Cdesc, &lay[2]);
-    lt_read_layout(Ddesc, &lay[3]);
+  memset(&c, 0, sizeof c);
+  c.timer.slot = -1;
+  /* The descriptors first: cuBLASLt itself validates them, and a call it cannot describe goes
+   * through before the shim touches anything CUDA (the stream included). */
+  gt_cublaslt_desc_t desc;
+  gt_cublaslt_layout_t lay[4];
+  lt_read_desc(computeDesc, &desc);
+  lt_read_layout(Adesc, &lay[0]);
+  lt_read_layout(Bdesc, &lay[1]);
+  lt_read_layout(Cdesc, &lay[2]);
+  lt_read_layout(Ddesc, &lay[3]);
+  if (!desc.ok) {
+    note_unsupported("cublasLtMatmul", "matmul descriptor unreadable");
+  } else if (call_begin(&c, "cublasLtMatmul", stream)) {
     gt_problem_t key;
     /* The caller's algo is its own (heuristic) choice for this key; a tuned row replaces it. */
     if (gt_cublas_key_lt_matmul(&c.env, &desc, lay, beta, &key) == GT_OK) {
@@ -796,9 +820,10 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
   cl->recs[cl->n++] = (gt_rt_capture_rec_t){.key = e->key, .calls = calls, .time_us = t};
 }
 
-static void capture_path(char *out, size_t cap) {
+/* A path from the environment with "%p" replaced by the process id. */
+static void expand_path(const char *tmpl, char *out, size_t cap) {
   size_t o = 0;
-  for (const char *p = g.capture_path; *p && o + 1 < cap; p++) {
+  for (const char *p = tmpl; *p && o + 1 < cap; p++) {
     if (p[0] == '%' && p[1] == 'p') {
       o += (size_t)snprintf(out + o, cap - o, "%ld", (long)getpid());
       p++;
@@ -809,12 +834,12 @@ static void capture_path(char *out, size_t cap) {
   out[o < cap ? o : cap - 1] = '\0';
 }
 
-/* Several processes of one workload (ranks, workers) may share the capture path: each adds its
+/* Several processes of one workload (ranks, workers) may share an output path: each adds its
  * counts to what is there and replaces the file atomically, holding a lock on the file's
- * directory meanwhile (a lock on the directory leaves no lock file behind). */
-static void write_capture(collect_t *cl) {
-  char path[4096], dir[4096];
-  capture_path(path, sizeof path);
+ * directory meanwhile (a lock on the directory leaves no lock file behind). Returns the lock's
+ * descriptor, -1 when the directory cannot be locked (the write then goes ahead unlocked). */
+static int lock_dir_of(const char *path) {
+  char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
   if (!slash) snprintf(dir, sizeof dir, ".");
@@ -822,6 +847,19 @@ static void write_capture(collect_t *cl) {
   else *slash = '\0';
   int lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lfd >= 0) (void)flock(lfd, LOCK_EX);
+  return lfd;
+}
+
+static void unlock_dir(int lfd) {
+  if (lfd < 0) return;
+  (void)flock(lfd, LOCK_UN);
+  close(lfd);
+}
+
+static void write_capture(collect_t *cl) {
+  char path[4096];
+  expand_path(g.capture_path, path, sizeof path);
+  int lfd = lock_dir_of(path);
   if (access(path, F_OK) == 0) {
     gt_problem_t defaults;
     gt_problem_init(&defaults);
@@ -847,10 +885,76 @@ static void write_capture(collect_t *cl) {
     say("capture: cannot write %s: %s", path, gt_err_msg());
   else if (g.log)
     say("capture: wrote %zu keys to %s", cl->n, path);
-  if (lfd >= 0) {
-    (void)flock(lfd, LOCK_UN);
-    close(lfd);
+  unlock_dir(lfd);
+}
+
+/* ---- GEMMTUNE_STATS ------------------------------------------------------------------------ */
+
+typedef struct stats_collect {
+  gt_rt_stats_rec_t *v;
+  size_t n, cap;
+} stats_collect_t;
+
+static void stats_push(stats_collect_t *sc, const gt_rt_stats_rec_t *r) {
+  if (sc->n == sc->cap) {
+    size_t cap = sc->cap ? 2 * sc->cap : 64;
+    gt_rt_stats_rec_t *nv = realloc(sc->v, cap * sizeof *nv);
+    if (!nv) return;
+    sc->v = nv;
+    sc->cap = cap;
   }
+  sc->v[sc->n++] = *r;
+}
+
+/* A key never decided was seen only under graph capture, unless hits are off in this process
+ * (another cuBLAS), where nothing is decided and every call is passed through. */
+static const char *stats_decision(int st) {
+  switch (st) {
+    case GT_RT_HIT: return "hit";
+    case GT_RT_MISS: return "miss";
+    case GT_RT_FAILED: return "notused";
+    default: return g.hits_allowed ? "deferred" : "pass";
+  }
+}
+
+static void stats_entry(void *ctx, gt_rt_entry_t *e) {
+  uint64_t calls = atomic_load(&e->calls);
+  if (calls == 0) return;
+  int st = atomic_load(&e->state);
+  bool named = (st == GT_RT_HIT || st == GT_RT_FAILED) && e->provider[0];
+  gt_rt_stats_rec_t r = {.keyed = true,
+                         .key = e->key,
+                         .calls = calls,
+                         .hits = atomic_load(&e->hits),
+                         .decision = stats_decision(st),
+                         .provider = named ? e->provider : NULL,
+                         .instance = named ? e->instance : NULL,
+                         .entry = e->entry_point};
+  stats_push(ctx, &r);
+}
+
+/* Called with g.mu held (the pass-through reasons). Rows of one entry point's unkeyed calls and of
+ * identical keys on several devices are summed by the formatter. */
+static void write_stats(stats_collect_t *sc) {
+  for (int i = 0; i < g.nreasons; i++) {
+    gt_rt_stats_rec_t r = {.calls = g.reasons[i].calls, .decision = "pass",
+                           .entry = g.reasons[i].entry};
+    stats_push(sc, &r);
+  }
+  /* Calls whose entry point is not known: reasons beyond the table, keys beyond its capacity. */
+  uint64_t other = g.reasons_other + atomic_load(&g.untracked);
+  if (other) {
+    gt_rt_stats_rec_t r = {.calls = other, .decision = "pass", .entry = "-"};
+    stats_push(sc, &r);
+  }
+  char path[4096];
+  expand_path(g.stats_path, path, sizeof path);
+  int lfd = lock_dir_of(path);
+  if (gt_rt_stats_write(path, sc->v, sc->n) != GT_OK)
+    say("stats: cannot write %s: %s", path, gt_err_msg());
+  else if (g.log)
+    say("stats: wrote %s", path);
+  unlock_dir(lfd);
 }
 
 static void shim_exit(void) {
@@ -860,6 +964,7 @@ static void shim_exit(void) {
   int saved_depth = t_depth;
   t_depth = 1; /* nothing below may re-enter the interposers' logic */
   collect_t cl = {0};
+  stats_collect_t sc = {0};
   if (g.log) {
     say("calls and hits per key (%s):", g.db_desc);
     say("%6s %10s %10s  %-9s %-27s %s", "device", "calls", "hits", "decision", "entry point",
@@ -872,6 +977,7 @@ static void shim_exit(void) {
     if (g.capture) gt_rt_time_flush(rt);
     if (g.log) gt_rt_foreach(rt, print_entry, &cl);
     if (g.capture) gt_rt_foreach(rt, collect_entry, &cl);
+    if (g.stats) gt_rt_foreach(rt, stats_entry, &sc);
   }
   pthread_mutex_lock(&g.mu);
   uint64_t passed = 0;
@@ -884,6 +990,7 @@ static void shim_exit(void) {
   passed += g.reasons_other;
   if (g.reasons_other && (g.log || g.capture))
     say("%10" PRIu64 " calls passed through for other reasons", g.reasons_other);
+  if (g.stats) write_stats(&sc);
   pthread_mutex_unlock(&g.mu);
   uint64_t untracked = atomic_load(&g.untracked);
   if (g.log) {
@@ -894,5 +1001,6 @@ static void shim_exit(void) {
   }
   if (g.capture) write_capture(&cl);
   free(cl.recs);
+  free(sc.v);
   t_depth = saved_depth;
 }

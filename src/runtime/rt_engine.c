@@ -404,9 +404,10 @@ gt_status_t gt_rt_workspace(gt_rt_t *rt, void *stream, size_t need, void **ws) {
   uintptr_t s, t;
   ws_ident(stream, &s, &t);
   if ((*ws = ws_find(rt, s, t, need))) return GT_OK;
-  if (gt_rt_stream_capturing(stream))
-    return gt_err_set(GT_ERR_UNSUPPORTED,
-                      "no workspace for this stream yet, and it is capturing a CUDA graph");
+  /* Also during graph capture: cudaMalloc is not a stream operation, and with this thread in
+   * relaxed capture mode (the guard) it cannot invalidate any capture; the graph keeps the
+   * address, which is never freed while the engine is open. Frameworks capture on a stream of
+   * their own (torch.cuda.graph does), so this is the first call on that stream. */
   gt_status_t status = GT_OK;
   pthread_mutex_lock(&rt->mu);
   if (!(*ws = ws_find(rt, s, t, need))) {

@@ -5,8 +5,10 @@
  * Hot path (a key already decided): one lock-free hash-table probe, no allocation, no
  * synchronisation, nothing that is illegal under CUDA graph capture. Everything that allocates or
  * may synchronise (provider prepare, workspace allocation, event creation) happens on the slow
- * path, only when the caller's stream is not capturing, and with this thread's capture mode set
- * to relaxed so it cannot invalidate another thread's global-mode capture. */
+ * path with this thread's capture mode set to relaxed, so it cannot invalidate a global-mode
+ * capture of this or another thread. Decisions (provider prepare) and timing events are made only
+ * when the caller's stream is not capturing; a workspace for a stream first seen under capture is
+ * allocated then (cudaMalloc in relaxed mode, as PyTorch's allocator does). */
 #ifndef GT_RT_ENGINE_H
 #define GT_RT_ENGINE_H
 
@@ -103,9 +105,10 @@ bool gt_rt_stream_capturing(void *stream);
 gt_rt_state_t gt_rt_decide(gt_rt_t *rt, gt_rt_entry_t *e, void *stream);
 
 /* A workspace of at least `need` bytes for running on `stream`: the engine's own, one per stream
- * (per thread for cudaStreamPerThread), allocated outside capture and never freed while the
- * engine is open (a captured graph may still use it). GT_ERR_UNSUPPORTED when none exists and the
- * stream is capturing. need 0 gives NULL. */
+ * (per thread for cudaStreamPerThread), never freed while the engine is open (a captured graph may
+ * still use it). Allocated on first need, also while the stream is capturing (relaxed mode; the
+ * stream itself is not queried). GT_ERR_NOMEM when the allocation fails, GT_ERR_UNSUPPORTED when
+ * the table of streams is full. need 0 gives NULL. */
 gt_status_t gt_rt_workspace(gt_rt_t *rt, void *stream, size_t need, void **ws);
 
 /* Run the tuned candidate of a HIT entry with ops on stream; fills ops->workspace from the engine

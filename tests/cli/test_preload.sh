@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The preload shim in an application that knows nothing of gemmtune (tests/gpu/shim_client.c,
 # which links the real cuBLAS and calls cublasGemmEx, cublasGemmStridedBatchedEx, cublasSgemm_v2,
-# cublasHgemm and cublasLtMatmul, some calls inside CUDA graph capture, one in device pointer mode):
+# cublasHgemm and cublasLtMatmul, some calls inside CUDA graph capture, one of them on a stream
+# first used under capture, one in device pointer mode):
 #   1. without the shim: reference checksums
 #   2. gemmtune capture (GEMMTUNE_CAPTURE): results unchanged, one shapes row per distinct key
 #   3. a DB naming a runnable candidate for every captured key (gt_fixture_db), one row poisoned
 #      with a library version nobody has, plus a missing file in GEMMTUNE_DB
-#   4. GEMMTUNE_DB + GEMMTUNE_LOG: results within tolerance of 1, a hit line per key with a row,
-#      the poisoned row reported and not used, the missing file warned about once, pass-through
-#      of the device-pointer call, the graph-capture call deferred, and an exit table whose hit
-#      rows count every call as a hit
+#   4. GEMMTUNE_DB + GEMMTUNE_LOG + GEMMTUNE_STATS: results within tolerance of 1, a hit line per
+#      key with a row, the poisoned row reported and not used, the missing file warned about once,
+#      pass-through of the device-pointer call, the graph-capture call deferred, an exit table whose
+#      hit rows count every call as a hit (graph-captured calls included, also on a new stream),
+#      and a stats file saying the same
 #   5. a malformed DB alone: one warning, results unchanged
 # Usage: bash test_preload.sh /path/to/gemmtune SRCDIR. Exits 77 (skipped) without a GPU.
 set -u
@@ -35,10 +37,28 @@ failed=0
 ok() { echo "ok   - $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL - $1"; failed=$((failed + 1)); }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# The client's and the shim's stderr of every run, on failure: the test log is all a remote run
+# brings back.
 finish() {
   echo "$pass passed, $failed failed"
-  [ "$failed" -eq 0 ] || { echo "--- kept logs in $tmp.keep"; cp -r "$tmp" "$tmp.keep"; exit 1; }
+  if [ "$failed" -ne 0 ]; then
+    for f in "$tmp"/*.err "$tmp"/fixture.out; do
+      [ -s "$f" ] || continue
+      echo "--- $(basename "$f") (last 40 lines)"
+      tail -n 40 "$f"
+    done
+    echo "--- kept logs in $tmp.keep"
+    cp -r "$tmp" "$tmp.keep"
+    exit 1
+  fi
   exit 0
+}
+# A run that failed shows why right away.
+ran() { # name rc errfile
+  if [ "$2" -eq 0 ]; then ok "$1"; else
+    bad "$1 (exit $2)"
+    grep -E 'shim_client:|gemmtune: (wait|not used|pass)|rror' "$3" | tail -n 15 | sed 's/^/  | /'
+  fi
 }
 
 # Compare two checksum files: same cases, every sum within rel*asum (bf16/f16 outputs, different
@@ -75,18 +95,20 @@ ncases=$(grep -c '^case ' "$tmp/plain.out")
 # 2. capture, the way a user runs it (gemmtune capture sets LD_PRELOAD and GEMMTUNE_CAPTURE)
 "$GEMMTUNE" capture --lib "$SHIM" -o "$tmp/shapes.csv" -- "$CLIENT" >"$tmp/cap.out" 2>"$tmp/cap.err"
 rc=$?
-check "client runs under gemmtune capture" "[ $rc -eq 0 ]"
+ran "client runs under gemmtune capture" $rc "$tmp/cap.err"
 check "capture mode leaves results unchanged" "same_results '$tmp/plain.out' '$tmp/cap.out' 0"
 check "capture file written" "[ -s '$tmp/shapes.csv' ]"
 header=$(head -n 1 "$tmp/shapes.csv" 2>/dev/null)
 want_header="calls,time_us,share,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
 check "capture header is exact" "[ '$header' = '$want_header' ]"
-# distinct keys: every case but devptr (pointer mode device: no key) and graph_seen (same key as
-# gemmex_linear16)
+# distinct keys: every case but devptr (pointer mode device: no key), graph_seen (same key as
+# gemmex_linear16) and graph_stream2 (same key as gemmex_f32out)
 nkeys=$(($(wc -l <"$tmp/shapes.csv") - 1))
-check "one capture row per distinct key ($nkeys, want $((ncases - 2)))" "[ $nkeys -eq $((ncases - 2)) ]"
+check "one capture row per distinct key ($nkeys, want $((ncases - 3)))" "[ $nkeys -eq $((ncases - 3)) ]"
 check "linear 16x4096x4096 captured with its 4 calls (3 eager + 1 at graph capture)" \
   "grep -q '^4,[0-9.]*,[0-9.]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,' '$tmp/shapes.csv'"
+check "bf16->f32 512x64x1024 captured with its 3 calls (2 eager + 1 captured on a new stream)" \
+  "grep -q '^3,[0-9.]*,[0-9.]*,gemm,bf16,bf16,f32,f32,f32,f32,T,N,512,64,1024,1024,1024,512,1,' '$tmp/shapes.csv'"
 check "GPU time measured (some time_us > 0)" \
   "awk -F, 'NR > 1 && \$2 > 0 { t = 1 } END { exit !t }' '$tmp/shapes.csv'"
 check "the device-pointer call is reported as not recorded" \
@@ -99,10 +121,10 @@ check "fixture DB written" "[ $rc -eq 0 ] && [ -s '$tmp/db.csv' ]"
 grep '^skip ' "$tmp/fixture.out" | sed 's/^/  note: /'
 
 # 4. with the DB
-GEMMTUNE_DB="$tmp/missing.csv:$tmp/db.csv" GEMMTUNE_LOG=1 LD_PRELOAD="$SHIM" "$CLIENT" \
-  >"$tmp/hit.out" 2>"$tmp/hit.err"
+GEMMTUNE_DB="$tmp/missing.csv:$tmp/db.csv" GEMMTUNE_LOG=1 GEMMTUNE_STATS="$tmp/stats.csv" \
+  LD_PRELOAD="$SHIM" "$CLIENT" >"$tmp/hit.out" 2>"$tmp/hit.err"
 rc=$?
-check "client runs under the shim with a DB" "[ $rc -eq 0 ]"
+ran "client runs under the shim with a DB" $rc "$tmp/hit.err"
 check "results within tolerance of cuBLAS's" "same_results '$tmp/plain.out' '$tmp/hit.out' 0.02"
 check "the missing DB file is warned about exactly once" \
   "[ \$(grep -c 'gemmtune: tuned DB skipped: $tmp/missing.csv' '$tmp/hit.err') -eq 1 ]"
@@ -127,11 +149,31 @@ check "the linear key's graph-captured call hit too (4 calls, 4 hits)" \
   "grep -Eq '^gemmtune: +0 +4 +4  hit +cublasGemmEx +bf16 TN m=4096 n=16 k=4096' '$tmp/hit.err'"
 check "no crash or abort messages" "! grep -qiE 'segmentation|abort|core dumped' '$tmp/hit.err'"
 
+# the same story in GEMMTUNE_STATS (the columns after the entry point are the key's)
+K_LINEAR='gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,0,0,0,none,1,'
+K_F32OUT='gemm,bf16,bf16,f32,f32,f32,f32,T,N,512,64,1024,1024,1024,512,1,0,0,0,none,1,'
+K_NEW='gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,2048,8,2048,2048,2048,2048,1,0,0,0,none,1,'
+K_SGEMM='gemm,f32,f32,f32,f32,f32,f32,N,N,320,256,256,320,256,320,1,0,0,0,none,1,'
+check "stats: header is exact" \
+  "[ \"\$(head -n 1 '$tmp/stats.csv')\" = 'calls,hits,decision,provider,instance,entry,${want_header#calls,time_us,share,}' ]"
+check "stats: the linear key hit on all 4 calls, named by its row" \
+  "grep -Eq '^4,4,hit,[a-z]+,[a-z0-9_]+,cublasGemmEx,$K_LINEAR' '$tmp/stats.csv'"
+check "stats: the key captured on a new stream hit on all 3 calls" \
+  "grep -Eq '^3,3,hit,[a-z]+,[a-z0-9_]+,cublasGemmEx,$K_F32OUT' '$tmp/stats.csv'"
+check "stats: the key only seen under capture is deferred" \
+  "grep -q '^1,0,deferred,-,-,cublasGemmEx,$K_NEW' '$tmp/stats.csv'"
+check "stats: the poisoned row is notused and named" \
+  "grep -Eq '^2,0,notused,[a-z]+,[a-z0-9_]+,cublasSgemm_v2,$K_SGEMM' '$tmp/stats.csv'"
+check "stats: the device-pointer call is a keyless pass row" \
+  "grep -q '^1,0,pass,-,-,cublasGemmEx,-,-,' '$tmp/stats.csv'"
+check "stats: calls add up to the exit table's total" \
+  "[ \$(awk -F, 'NR > 1 { c += \$1 } END { print c }' '$tmp/stats.csv') = \$(sed -n 's/^gemmtune: total: \([0-9]*\) calls.*/\1/p' '$tmp/hit.err') ]"
+
 # 5. a malformed DB alone
 printf 'this is not a tuned DB\n' >"$tmp/garbage.csv"
 GEMMTUNE_DB="$tmp/garbage.csv" LD_PRELOAD="$SHIM" "$CLIENT" >"$tmp/garbage.out" 2>"$tmp/garbage.err"
 rc=$?
-check "client runs with a malformed DB" "[ $rc -eq 0 ]"
+ran "client runs with a malformed DB" $rc "$tmp/garbage.err"
 check "malformed DB: exactly one warning line" "[ \$(grep -c '^gemmtune:' '$tmp/garbage.err') -eq 1 ]"
 check "malformed DB: results unchanged" "same_results '$tmp/plain.out' '$tmp/garbage.out' 0"
 

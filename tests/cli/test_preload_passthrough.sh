@@ -52,13 +52,39 @@ check "logging with a missing DB: arguments forwarded unchanged" "cmp -s '$tmp/p
 check "the missing DB is warned about exactly once" \
   "[ \$(grep -c '^gemmtune: tuned DB skipped: $tmp/missing.csv' '$tmp/log.err') -eq 1 ]"
 check "every call is counted in the exit table" "grep -q '^gemmtune: total: 12 calls, 0 served' '$tmp/log.err'"
-check "the unreadable cuBLASLt descriptor passes through" \
-  "grep -q 'cublasLtMatmul calls passed through: \\(matmul descriptor unreadable\\|the stream.s device\\)' '$tmp/log.err'"
+# The stand-in's cublasLtMatmul gets a stream value no CUDA runtime knows: the shim must read the
+# (unreadable) descriptor first and pass the call through without ever handing that stream to CUDA
+# (with a GPU present, doing so crashes the process).
+check "the unreadable cuBLASLt descriptor passes through, whatever its stream" \
+  "grep -q 'gemmtune: *2 cublasLtMatmul calls passed through: matmul descriptor unreadable' '$tmp/log.err'"
 
 GEMMTUNE_CAPTURE="$tmp/shapes.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/cap.out" 2>"$tmp/cap.err"
+check "capture: exit 0" "[ \$? -eq 0 ]"
 check "capture: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/cap.out'"
 check "capture: shapes file starts with the header" \
   "head -n 1 '$tmp/shapes.csv' | grep -q '^calls,time_us,share,op,a_type,'"
+
+# GEMMTUNE_STATS: the exact header, every call in some row, only the five decisions, the
+# descriptor-less cuBLASLt calls as one pass row without a key. "%p" becomes the process id.
+GEMMTUNE_STATS="$tmp/stats.%p.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/stats.out" 2>"$tmp/stats.err"
+check "stats: exit 0, arguments forwarded unchanged" "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/stats.out'"
+stats=$(ls "$tmp"/stats.[0-9]*.csv 2>/dev/null | head -n 1)
+check "stats: one file, named with the process id" "[ -n '$stats' ] && [ \$(ls '$tmp'/stats.*.csv | wc -l) -eq 1 ]"
+want_stats="calls,hits,decision,provider,instance,entry,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
+check "stats: header is exact" "[ \"\$(head -n 1 '$stats')\" = '$want_stats' ]"
+check "stats: every call is in a row (12)" \
+  "awk -F, 'NR > 1 { c += \$1 } END { exit c != 12 }' '$stats'"
+check "stats: decisions are hit/miss/pass/notused/deferred, no hits" \
+  "awk -F, 'NR > 1 && (\$3 !~ /^(hit|miss|pass|notused|deferred)\$/ || \$2 != 0) { bad = 1 } END { exit bad }' '$stats'"
+check "stats: 29 columns in every row" "awk -F, 'NF != 29 { bad = 1 } END { exit bad }' '$stats'"
+check "stats: the cuBLASLt calls are one keyless pass row" \
+  "grep -q '^2,0,pass,-,-,cublasLtMatmul,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-\$' '$stats'"
+# two processes of one workload writing one path: the second adds its counts to the first's
+for _ in 1 2; do
+  GEMMTUNE_STATS="$tmp/shared_stats.csv" LD_PRELOAD="$SHIM" "$tmp/client" >/dev/null 2>>"$tmp/shared.err"
+done
+check "stats: two processes sharing a path add up (24 calls, same rows)" \
+  "awk -F, 'NR > 1 { c += \$1; n++ } END { exit c != 24 || n != $(($(wc -l <"${stats:-/dev/null}") - 1)) }' '$tmp/shared_stats.csv'"
 
 echo "$pass passed, $failed failed"
 if [ "$failed" -ne 0 ]; then

@@ -1,7 +1,8 @@
 /* A stand-in for an application that knows nothing of gemmtune: it links the real cuBLAS and
  * cuBLASLt and the shared CUDA runtime (as PyTorch does) and calls cublasGemmEx,
  * cublasGemmStridedBatchedEx, cublasSgemm_v2, cublasHgemm and cublasLtMatmul on a table of
- * shapes, some inside CUDA graph capture, one in device pointer mode. For each case it prints
+ * shapes, some inside CUDA graph capture (one on a stream first used under capture, as
+ * torch.cuda.graph does), one in device pointer mode. For each case it prints
  *   case <name> sum=<> wsum=<> asum=<>
  * (plain, position-weighted and absolute sums of the output), which tests/cli/test_preload.sh
  * compares between runs with and without the preload shim. Exits 77 when there is no GPU. */
@@ -9,6 +10,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,8 @@ cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
 
 typedef enum { E_GEMMEX, E_STRIDED, E_SGEMM, E_HGEMM, E_LT } entry_t;
 typedef enum { T_BF16, T_F16, T_F32 } type_t;
-typedef enum { RUN_EAGER, RUN_GRAPH, RUN_DEVPTR } mode_t_;
+/* RUN_GRAPH2: captured on a second stream that has seen no call before the capture. */
+typedef enum { RUN_EAGER, RUN_GRAPH, RUN_GRAPH2, RUN_DEVPTR } mode_t_;
 
 typedef struct gemm_case {
   const char *name;
@@ -55,8 +58,9 @@ typedef struct gemm_case {
   mode_t_ mode;
 } gemm_case_t;
 
-/* Shapes are distinct per case (except graph_seen, which repeats gemmex_linear16 under capture
- * after it was seen eagerly), so each case is one key the shim logs on its own. */
+/* Shapes are distinct per case (except graph_seen and graph_stream2, which repeat
+ * gemmex_linear16 and gemmex_f32out under capture after they were seen eagerly), so each case is
+ * one key the shim logs on its own. */
 static const gemm_case_t k_cases[] = {
     {"gemmex_linear16", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_T, CUBLAS_OP_N, 4096, 16, 4096, 1, 0.f, 3, RUN_EAGER},
     {"gemmex_nn_beta1", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_N, CUBLAS_OP_N, 256, 192, 512, 1, 1.f, 2, RUN_EAGER},
@@ -69,6 +73,7 @@ static const gemm_case_t k_cases[] = {
     {"devptr", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_T, CUBLAS_OP_N, 256, 32, 256, 1, 0.f, 1, RUN_DEVPTR},
     {"graph_new", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_T, CUBLAS_OP_N, 2048, 8, 2048, 1, 0.f, 1, RUN_GRAPH},
     {"graph_seen", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_T, CUBLAS_OP_N, 4096, 16, 4096, 1, 0.f, 1, RUN_GRAPH},
+    {"graph_stream2", E_GEMMEX, T_BF16, T_F32, CUBLAS_OP_T, CUBLAS_OP_N, 512, 64, 1024, 1, 0.f, 1, RUN_GRAPH2},
 };
 
 static size_t tsize(type_t t) { return t == T_F32 ? 4 : 2; }
@@ -129,10 +134,25 @@ static double elem(type_t t, const void *h, size_t i) {
 typedef struct ctx {
   cublasHandle_t h;
   cublasLtHandle_t lt;
-  cudaStream_t s;
+  cudaStream_t s, s2;
+  cudaStream_t cur; /* the stream of the case being run */
   void *ws;
   size_t ws_size;
 } ctx_t;
+
+static const char *entry_name(entry_t e) {
+  static const char *const names[] = {"cublasGemmEx", "cublasGemmStridedBatchedEx",
+                                      "cublasSgemm_v2", "cublasHgemm", "cublasLtMatmul"};
+  return names[e];
+}
+
+/* cublasSetStream resets the handle's workspace to cuBLAS's own pool: set ours again, so cuBLAS
+ * itself never allocates under capture. */
+static void use_stream(ctx_t *c, cudaStream_t s) {
+  c->cur = s;
+  CB(cublasSetStream(c->h, s));
+  CB(cublasSetWorkspace(c->h, c->ws, c->ws_size));
+}
 
 /* One call of the case's entry point (D = C in place, as the cublas<...> API does). */
 static void issue(ctx_t *c, const gemm_case_t *g, const void *A, const void *B, void *C,
@@ -186,7 +206,7 @@ static void issue(ctx_t *c, const gemm_case_t *g, const void *A, const void *B, 
         exit(1);
       }
       CB(cublasLtMatmul(c->lt, d, alpha, A, la, B, lb, beta, C, lc, C, lc, &res.algo, c->ws,
-                        c->ws_size, c->s));
+                        c->ws_size, c->cur));
       CB(cublasLtMatmulPreferenceDestroy(pref));
       CB(cublasLtMatrixLayoutDestroy(la));
       CB(cublasLtMatrixLayoutDestroy(lb));
@@ -225,25 +245,39 @@ static void run_case(ctx_t *c, const gemm_case_t *g) {
     beta = (const float *)dscal + 1;
   }
 
+  bool graph = g->mode == RUN_GRAPH || g->mode == RUN_GRAPH2;
+  cudaStream_t s = g->mode == RUN_GRAPH2 ? c->s2 : c->s;
+  use_stream(c, s);
   for (int r = 0; r < g->reps; r++) {
     /* C is reset before each call, so beta != 0 reads the same C every time. */
-    CK(cudaMemcpyAsync(C, C0, nc * tsize(g->cd), cudaMemcpyDeviceToDevice, c->s));
-    if (g->mode == RUN_GRAPH) {
-      cudaGraph_t graph;
+    CK(cudaMemcpyAsync(C, C0, nc * tsize(g->cd), cudaMemcpyDeviceToDevice, s));
+    if (graph) {
+      cudaGraph_t gr;
       cudaGraphExec_t exec;
-      CK(cudaStreamBeginCapture(c->s, cudaStreamCaptureModeGlobal));
+      CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
       issue(c, g, A, B, C, alpha, beta);
-      CK(cudaStreamEndCapture(c->s, &graph));
-      CK(cudaGraphInstantiate(&exec, graph, 0));
-      for (int k = 0; k < 3; k++) CK(cudaGraphLaunch(exec, c->s));
-      CK(cudaStreamSynchronize(c->s));
+      /* Say which call broke the capture, if one did (an interposer must never). */
+      enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+      cudaError_t qe = cudaStreamIsCapturing(s, &cs);
+      if (qe != cudaSuccess || cs != cudaStreamCaptureStatusActive) {
+        fprintf(stderr,
+                "shim_client: case %s: the capture is not active after its %s call (status %d, "
+                "%s)\n",
+                g->name, entry_name(g->entry), (int)cs, cudaGetErrorString(qe));
+        exit(1);
+      }
+      CK(cudaStreamEndCapture(s, &gr));
+      CK(cudaGraphInstantiate(&exec, gr, 0));
+      for (int k = 0; k < 3; k++) CK(cudaGraphLaunch(exec, s));
+      CK(cudaStreamSynchronize(s));
       CK(cudaGraphExecDestroy(exec));
-      CK(cudaGraphDestroy(graph));
+      CK(cudaGraphDestroy(gr));
     } else {
       issue(c, g, A, B, C, alpha, beta);
     }
   }
-  CK(cudaStreamSynchronize(c->s));
+  CK(cudaStreamSynchronize(s));
+  use_stream(c, c->s);
   if (g->mode == RUN_DEVPTR) CB(cublasSetPointerMode(c->h, CUBLAS_POINTER_MODE_HOST));
 
   void *hD = malloc(nc * tsize(g->cd));
@@ -276,18 +310,19 @@ int main(int argc, char **argv) {
   ctx_t c = {0};
   CK(cudaSetDevice(0));
   CK(cudaStreamCreate(&c.s));
+  CK(cudaStreamCreate(&c.s2));
   CB(cublasCreate(&c.h));
   CB(cublasLtCreate(&c.lt));
-  CB(cublasSetStream(c.h, c.s));
   /* A workspace set on the handle lets cuBLAS itself run under graph capture. */
   c.ws_size = (size_t)32 << 20;
   CK(cudaMalloc(&c.ws, c.ws_size));
-  CB(cublasSetWorkspace(c.h, c.ws, c.ws_size));
+  use_stream(&c, c.s);
   for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++)
     if (!only || strcmp(only, k_cases[i].name) == 0) run_case(&c, &k_cases[i]);
   CB(cublasLtDestroy(c.lt));
   CB(cublasDestroy(c.h));
   CK(cudaFree(c.ws));
   CK(cudaStreamDestroy(c.s));
+  CK(cudaStreamDestroy(c.s2));
   return 0;
 }

@@ -1,6 +1,7 @@
 /* libgemmtune's dispatch API on a GPU: a miss runs cuBLAS's default and says why (nearest row,
  * differing fields), a hit runs the row's candidate, both compute the right answer, bad DB paths
- * are reported without losing the good ones, and graph capture works once a key has been seen.
+ * are reported without losing the good ones, and graph capture works once a key has been seen
+ * (also on a stream first used under capture).
  * Exits 77 without a GPU. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +226,41 @@ static void test_graph_capture(void **st) {
   cudaStreamDestroy(s);
 }
 
+/* The pattern of torch.cuda.graph: a key decided eagerly on one stream, then captured on a
+ * stream that has never been used. Whatever the key needs on that stream (a workspace) is set up
+ * during the capture without invalidating it, and the replay computes the right answer. */
+static void test_graph_capture_on_a_new_stream(void **st) {
+  (void)st;
+  run_and_check("eager, on the legacy stream", NULL);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  float one = 1.0f, zero = 0.0f;
+  gt_problem_t p = linear_problem(TOKENS);
+  gt_gemm_args_t a = {.A = F.A, .B = F.B, .D = F.D, .alpha = &one, .beta = &zero};
+  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  gt_err_clear();
+  gt_status_t r = gt_gemm(F.ctx, &p, &a, s);
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  assert_int_equal(cudaStreamIsCapturing(s, &cs), cudaSuccess);
+  assert_int_equal(cs, cudaStreamCaptureStatusActive);
+  assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+  if (r != GT_OK) fail_msg("gt_gemm under capture on a new stream: %s", gt_err_msg());
+  assert_int_equal(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+  assert_int_equal(cudaGraphLaunch(ge, s), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  uint16_t y[TOKENS * OUT];
+  assert_int_equal(cudaMemcpy(y, F.D, sizeof y, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int i = 0; i < TOKENS * OUT; i++)
+    if (!(fabsf(gt_bf16_to_f32(y[i]) - F.ref[i]) <= fabsf(F.ref[i]) / 128.0f + 1e-3f))
+      fail_msg("graph replay: y[%d] = %g, reference %g", i, gt_bf16_to_f32(y[i]), F.ref[i]);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_device_is_an_error),
@@ -233,6 +269,7 @@ int main(void) {
       cmocka_unit_test(test_miss_names_the_differing_field),
       cmocka_unit_test(test_hit_runs_the_rows_candidate),
       cmocka_unit_test(test_graph_capture),
+      cmocka_unit_test(test_graph_capture_on_a_new_stream),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
