@@ -802,7 +802,8 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
   if (calls == 0) return;
   /* Calls that were not measured (under graph capture, or with every event in flight) are
    * credited the key's mean measured time. */
-  double t = e->timed_calls ? e->time_us / (double)e->timed_calls * (double)calls : 0.0;
+  double t = e->timed_calls ? e->time_us / (double)e->timed_calls * (double)calls
+                            : e->first_timed_dropped ? e->first_us * (double)calls : 0.0;
   for (size_t i = 0; i < cl->n; i++)
     if (gt_rt_key_hash(&cl->recs[i].key) == e->hash &&
         gt_problem_equal(&cl->recs[i].key, &e->key)) {

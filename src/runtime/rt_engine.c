@@ -566,8 +566,13 @@ static void ev_drain_locked(gt_rt_t *rt, bool sync) {
       if (q == cudaErrorNotReady) break;
       float ms = 0;
       if (q == cudaSuccess && cudaEventElapsedTime(&ms, v->start, v->stop) == cudaSuccess) {
-        v->e->time_us += (double)ms * 1000.0;
-        v->e->timed_calls++;
+        if (!v->e->first_timed_dropped) {
+          v->e->first_timed_dropped = true;
+          v->e->first_us = (double)ms * 1000.0;
+        } else {
+          v->e->time_us += (double)ms * 1000.0;
+          v->e->timed_calls++;
+        }
       }
       (void)cudaGetLastError();
     }

@@ -1,0 +1,336 @@
+/* libgemmtune_trace.so: records every GPU kernel a process runs, for `gemmtune verify`.
+ *
+ * Loaded by the CUDA driver through CUDA_INJECTION64_PATH, which calls InitializeInjection()
+ * during cuInit. With GEMMTUNE_TRACE=path set (%p becomes the process id) it enables CUPTI
+ * activity records of kind CONCURRENT_KERNEL (they include each kernel node of every CUDA-graph
+ * replay, which no host-side hook can see), aggregates them per kernel name as buffers complete,
+ * and at exit flushes CUPTI and writes the trace file (gt_trace_file.h). Without GEMMTUNE_TRACE it
+ * does nothing.
+ *
+ * It runs inside someone else's process, so it never aborts and never fails the application:
+ * when libcupti cannot be loaded, when another tool already holds CUPTI (Nsight Systems, Nsight
+ * Compute, a profiler in the application) or when any CUPTI call fails, it writes a trace with
+ * status=unverified and the reason, and leaves the process alone. It writes status=incomplete
+ * when it starts and replaces that at exit, so a process that dies without exit handlers leaves
+ * a file that says so instead of an empty success.
+ *
+ * libcupti is opened with dlopen, never linked: a process that already loaded one (PyTorch does)
+ * must keep a single copy, and a machine without one must still get a trace file that says so.
+ * The search order is the copy already loaded (RTLD_NOLOAD), the normal library search (which
+ * includes this library's RUNPATH into the toolkit), the toolkit path it was built against, and
+ * GEMMTUNE_CUPTI_LIB first when set.
+ *
+ * The subscriber slot is held for the life of the process (a subscription with no callbacks
+ * enabled costs nothing): CUPTI allows one, and a tool that starts later and takes over the
+ * activity buffers would silently empty the trace. Such a tool gets CUPTI's own "multiple
+ * subscribers" error instead. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "gt_trace_file.h"
+
+#define TRACE_EXPORT __attribute__((visibility("default")))
+#define BUF_SIZE (8u << 20)
+#define BUF_ALIGN 8
+
+#ifndef GT_TRACE_CUPTI_SONAME
+#define GT_TRACE_CUPTI_SONAME "libcupti.so.13"
+#endif
+#ifndef GT_TRACE_CUPTI_PATH
+#define GT_TRACE_CUPTI_PATH ""
+#endif
+
+typedef CUptiResult (*pfn_GetResultString)(CUptiResult, const char **);
+typedef CUptiResult (*pfn_Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef CUptiResult (*pfn_Subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                        CUpti_SubscriberParams *);
+typedef CUptiResult (*pfn_RegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+                                             CUpti_BuffersCallbackCompleteFunc);
+typedef CUptiResult (*pfn_ActivityEnable)(CUpti_ActivityKind);
+typedef CUptiResult (*pfn_GetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+typedef CUptiResult (*pfn_FlushAll)(uint32_t);
+typedef CUptiResult (*pfn_GetNumDropped)(CUcontext, uint32_t, size_t *);
+
+static struct {
+  pfn_GetResultString GetResultString;
+  pfn_Subscribe Subscribe;
+  pfn_Subscribe_v2 Subscribe_v2;
+  pfn_RegisterCallbacks RegisterCallbacks;
+  pfn_ActivityEnable ActivityEnable;
+  pfn_GetNextRecord GetNextRecord;
+  pfn_FlushAll FlushAll;
+  pfn_GetNumDropped GetNumDropped;
+} g_cupti;
+
+static struct {
+  bool started;          /* InitializeInjection ran with GEMMTUNE_TRACE set */
+  bool enabled;          /* CUPTI is delivering kernel records */
+  char path_tpl[4096];   /* GEMMTUNE_TRACE as given */
+  pid_t pid;             /* process that started the trace */
+  pthread_mutex_t mu;    /* trace */
+  gt_trace_t trace;
+  int exit_done;
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "gemmtune-trace: ");
+  va_list ap;
+  va_start(ap, fmt);
+  n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  ssize_t w = write(2, line, (size_t)n);
+  (void)w;
+}
+
+static const char *cupti_err(CUptiResult r) {
+  const char *s = NULL;
+  if (g_cupti.GetResultString && g_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
+  static _Thread_local char b[32];
+  snprintf(b, sizeof b, "CUptiResult %d", (int)r);
+  return b;
+}
+
+/* ---- the file -------------------------------------------------------------------------------- */
+
+static void trace_path(char *out, size_t cap) {
+  size_t o = 0;
+  for (const char *p = g.path_tpl; *p && o + 1 < cap; p++) {
+    if (p[0] == '%' && p[1] == 'p') {
+      o += (size_t)snprintf(out + o, cap - o, "%ld", (long)getpid());
+      if (o >= cap) o = cap - 1;
+      p++;
+    } else {
+      out[o++] = *p;
+    }
+  }
+  out[o < cap ? o : cap - 1] = '\0';
+}
+
+/* Write the trace to a temp file next to the target and rename it over, so a reader never sees
+ * half a file. Called with g.mu held. */
+static void write_trace_locked(void) {
+  char path[4096], tmp[4200];
+  trace_path(path, sizeof path);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  g.trace.pid = (long)getpid();
+  size_t len = 0;
+  char *text = gt_trace_format(&g.trace, &len);
+  if (!text) {
+    note("out of memory formatting the trace; %s not written", path);
+    return;
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  bool ok = fd >= 0;
+  for (size_t off = 0; ok && off < len;) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w <= 0) ok = false;
+    else off += (size_t)w;
+  }
+  if (fd >= 0 && close(fd) != 0) ok = false;
+  if (ok && rename(tmp, path) != 0) ok = false;
+  if (!ok) {
+    note("cannot write %s", path);
+    unlink(tmp);
+  }
+  free(text);
+}
+
+static void set_unverified(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void set_unverified(const char *fmt, ...) {
+  char reason[GT_TRACE_REASON_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&g.mu);
+  gt_trace_set_state(&g.trace, GT_TRACE_UNVERIFIED, "%s", reason);
+  write_trace_locked();
+  pthread_mutex_unlock(&g.mu);
+  note("kernel trace unavailable: %s", reason);
+}
+
+/* ---- CUPTI buffers ------------------------------------------------------------------------- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  void *p = NULL;
+  if (posix_memalign(&p, BUF_ALIGN, BUF_SIZE) != 0) p = NULL;
+  *buffer = p;
+  *size = p ? BUF_SIZE : 0; /* CUPTI drops records (and counts them) when given no buffer */
+  *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
+  (void)size;
+  if (!buffer) return;
+  pthread_mutex_lock(&g.mu);
+  CUpti_Activity *rec = NULL;
+  bool nomem = false;
+  while (valid && g_cupti.GetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+      continue;
+    /* The fields read here sit at the same offsets in every kernel record version since 7. */
+    const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+    if (gt_trace_add(&g.trace, k->name, k->start, k->end, k->streamId, k->graphId != 0) != GT_OK)
+      nomem = true;
+  }
+  size_t dropped = 0;
+  if (g_cupti.GetNumDropped && g_cupti.GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
+    g.trace.dropped += dropped;
+  if (nomem) g.trace.dropped++;
+  pthread_mutex_unlock(&g.mu);
+  free(buffer);
+}
+
+static void trace_exit(void) {
+  if (__atomic_exchange_n(&g.exit_done, 1, __ATOMIC_SEQ_CST)) return;
+  /* A child forked without exec inherits this handler; only the process that traced writes. */
+  if (getpid() != g.pid) return;
+  if (g.enabled && g_cupti.FlushAll) {
+    CUptiResult r = g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (r != CUPTI_SUCCESS) {
+      set_unverified("cuptiActivityFlushAll at exit: %s (kernel records may be missing)",
+                     cupti_err(r));
+      return;
+    }
+  }
+  pthread_mutex_lock(&g.mu);
+  if (g.trace.state == GT_TRACE_INCOMPLETE) gt_trace_set_state(&g.trace, GT_TRACE_OK, "%s", "");
+  write_trace_locked();
+  pthread_mutex_unlock(&g.mu);
+}
+
+/* A callback for the subscription that only holds CUPTI's subscriber slot (no domain enabled). */
+static void CUPTIAPI no_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                 const void *data) {
+  (void)ud, (void)d, (void)id, (void)data;
+}
+
+/* ---- loading CUPTI ------------------------------------------------------------------------- */
+
+static void *open_cupti(char *why, size_t cap) {
+  const char *env = getenv("GEMMTUNE_CUPTI_LIB");
+  void *h = NULL;
+  if (env && *env) {
+    h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      snprintf(why, cap, "GEMMTUNE_CUPTI_LIB=%s cannot be loaded: %s", env, dlerror());
+      return NULL;
+    }
+    return h;
+  }
+  h = dlopen(GT_TRACE_CUPTI_SONAME, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) h = dlopen(GT_TRACE_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(why, cap, "%s cannot be loaded (%s)", GT_TRACE_CUPTI_SONAME, e ? e : "not found");
+  }
+  if (!h && GT_TRACE_CUPTI_PATH[0]) {
+    h = dlopen(GT_TRACE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      size_t l = strlen(why);
+      const char *e = dlerror();
+      snprintf(why + l, cap - l, "; nor %s (%s); set GEMMTUNE_CUPTI_LIB", GT_TRACE_CUPTI_PATH,
+               e ? e : "not found");
+    }
+  }
+  return h;
+}
+
+#define SYM(h, field, name, required)                                              \
+  do {                                                                            \
+    *(void **)&g_cupti.field = dlsym(h, name);                                    \
+    if (!g_cupti.field && (required)) {                                           \
+      set_unverified("%s has no %s (CUPTI too old?)", GT_TRACE_CUPTI_SONAME, name); \
+      return;                                                                     \
+    }                                                                             \
+  } while (0)
+
+static void start_tracing(void) {
+  char why[GT_TRACE_REASON_MAX] = "";
+  void *h = open_cupti(why, sizeof why);
+  if (!h) {
+    set_unverified("%s", why);
+    return;
+  }
+  SYM(h, GetResultString, "cuptiGetResultString", false);
+  SYM(h, Subscribe, "cuptiSubscribe", true);
+  SYM(h, Subscribe_v2, "cuptiSubscribe_v2", false);
+  SYM(h, RegisterCallbacks, "cuptiActivityRegisterCallbacks", true);
+  SYM(h, ActivityEnable, "cuptiActivityEnable", true);
+  SYM(h, GetNextRecord, "cuptiActivityGetNextRecord", true);
+  SYM(h, FlushAll, "cuptiActivityFlushAll", true);
+  SYM(h, GetNumDropped, "cuptiActivityGetNumDroppedRecords", false);
+
+  CUpti_SubscriberHandle sub = NULL;
+  CUptiResult r;
+  char other[256] = "";
+  if (g_cupti.Subscribe_v2) {
+    CUpti_SubscriberParams sp;
+    memset(&sp, 0, sizeof sp);
+    sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    sp.subscriberName = "gemmtune verify";
+    sp.oldSubscriberName = other;
+    sp.oldSubscriberSize = sizeof other;
+    r = g_cupti.Subscribe_v2(&sub, no_callback, NULL, &sp);
+  } else {
+    r = g_cupti.Subscribe(&sub, no_callback, NULL);
+  }
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    set_unverified("CUPTI is already in use by another tool%s%s%s (Nsight Systems/Compute, a "
+                   "debugger or a profiler in the application); kernels cannot be traced",
+                   other[0] ? " (" : "", other, other[0] ? ")" : "");
+    return;
+  }
+  if (r != CUPTI_SUCCESS) {
+    set_unverified("cuptiSubscribe: %s", cupti_err(r));
+    return;
+  }
+  r = g_cupti.RegisterCallbacks(buffer_requested, buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    set_unverified("cuptiActivityRegisterCallbacks: %s", cupti_err(r));
+    return;
+  }
+  r = g_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r != CUPTI_SUCCESS) {
+    set_unverified("cuptiActivityEnable(CONCURRENT_KERNEL): %s", cupti_err(r));
+    return;
+  }
+  g.enabled = true;
+}
+
+/* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
+ * Returns 1 in every case: a failure to trace must not become a failure to initialise CUDA. */
+TRACE_EXPORT int InitializeInjection(void) {
+  if (g.started) return 1; /* some drivers call it once per cuInit */
+  const char *path = getenv("GEMMTUNE_TRACE");
+  if (!path || !*path) return 1;
+  g.started = true;
+  g.pid = getpid();
+  snprintf(g.path_tpl, sizeof g.path_tpl, "%s", path);
+  gt_trace_init(&g.trace);
+  pthread_mutex_lock(&g.mu);
+  gt_trace_set_state(&g.trace, GT_TRACE_INCOMPLETE, "%s",
+                     "the process ended without running its exit handlers (killed, or _exit); "
+                     "its kernels were not recorded");
+  write_trace_locked();
+  pthread_mutex_unlock(&g.mu);
+  start_tracing();
+  if (g.enabled) atexit(trace_exit);
+  return 1;
+}
