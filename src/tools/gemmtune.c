@@ -22,6 +22,8 @@ static const gt_subcommand_t k_cmds[] = {
     {"tune", gt_cmd_tune, "2-5 loop", "baseline, prune, race, gate and write winners to a DB"},
     {"merge", gt_cmd_merge, "5 deploy", "merge tuned DBs (atomic; conflicts are reported)"},
     {"explain", gt_cmd_explain, "5-6 deploy/verify", "look keys up in a DB; for a miss, the nearest rows and differing fields"},
+    {"check", gt_cmd_check, "6 verify", "replay each DB row on this device: exists, passes the gate, reproduces its time"},
+    {"verify", gt_cmd_verify, "6 verify", "run a command with the DB and a kernel trace: did each tuned key engage"},
 };
 #define NCMDS (sizeof k_cmds / sizeof k_cmds[0])
 

@@ -18,8 +18,12 @@
 /* ---- kernel names ---------------------------------------------------------------------------- */
 
 bool gt_engage_is_gemm_name(const char *name) {
-  static const char *const parts[] = {"gemm", "gemv", "nvjet", "xmma", "cutlass", "splitkreduce"};
-  if (strncmp(name, "gt_sm90_", 8) == 0) return true;
+  /* Prefixes, not substrings, where a library's other kernels share the word: CUTLASS-based
+   * attention kernels ("fmha_cutlassF_...") are not GEMMs gemmtune can tune. */
+  static const char *const prefixes[] = {"nvjet", "sm90_xmma", "cutlass", "gt_sm90_"};
+  static const char *const parts[] = {"gemm", "gemv", "splitkreduce"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return true;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if (strcasestr(name, parts[i])) return true;
   return false;
@@ -61,6 +65,46 @@ void gt_kset_str(const gt_kset_t *s, char *buf, size_t cap) {
   if (cap) buf[0] = '\0';
   for (int i = 0; i < s->n && o < cap; i++)
     o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", s->names[i]);
+}
+
+
+/* cuBLAS names its kernels by configuration and by how the epilogue treats C, e.g.
+ * nvjet_sm90_tst_64x8_64x16_2x4_h_bz_NNT (beta zero) vs ..._h_badd_NNT (C added in place) vs
+ * ..._h_bx_NNT. The C treatment follows the call's pointers and beta, not the tuned config, so a
+ * row calibrated with one treatment must recognise its kernel under another: the token after
+ * the h/v token is compared as "starts with b". Other names match exactly. */
+static bool beta_token(const char *t, size_t n) { return n >= 2 && t[0] == 'b'; }
+
+bool gt_engage_kernel_match(const char *expected, const char *ran) {
+  if (strcmp(expected, ran) == 0) return true;
+  if (strncmp(expected, "nvjet_", 6) != 0 || strncmp(ran, "nvjet_", 6) != 0) return false;
+  const char *a = expected, *b = ran;
+  for (;;) {
+    const char *ea = strchr(a, '_'), *eb = strchr(b, '_');
+    size_t na = ea ? (size_t)(ea - a) : strlen(a), nb = eb ? (size_t)(eb - b) : strlen(b);
+    bool same = na == nb && strncmp(a, b, na) == 0;
+    if (!same && !(beta_token(a, na) && beta_token(b, nb))) return false;
+    if (!ea || !eb) return !ea && !eb;
+    a = ea + 1, b = eb + 1;
+  }
+}
+
+/* Launches and time of every traced kernel that matches `expected`. */
+static const gt_trace_kernel_t *trace_match(const gt_trace_t *t, const char *expected,
+                                            gt_trace_kernel_t *sum) {
+  const gt_trace_kernel_t *exact = gt_trace_find(t, expected);
+  memset(sum, 0, sizeof *sum);
+  bool any = false;
+  for (size_t i = 0; i < t->n; i++)
+    if (gt_engage_kernel_match(expected, t->k[i].name)) {
+      sum->calls += t->k[i].calls;
+      sum->total_ns += t->k[i].total_ns;
+      sum->graph_launches += t->k[i].graph_launches;
+      any = true;
+    }
+  if (!any) return exact;
+  sum->name = (char *)expected;
+  return sum;
 }
 
 bool gt_engage_expected_from_row(const gt_db_row_t *row, gt_kset_t *out) {
@@ -229,7 +273,8 @@ static void judge_tuned(gt_engage_report_t *rep, gt_engage_item_t *it, const gt_
   it->kernel_runs = UINT64_MAX;
   for (int e = 0; e < it->expected.n; e++) {
     const char *name = it->expected.names[e];
-    const gt_trace_kernel_t *k = gt_trace_find(trace, name);
+    gt_trace_kernel_t sum;
+    const gt_trace_kernel_t *k = trace_match(trace, name, &sum);
     uint64_t c = k ? k->calls : 0, req = required_runs(rep, name);
     if (c < it->kernel_runs) it->kernel_runs = c;
     if (c == 0) {
@@ -328,7 +373,11 @@ void gt_engage_judge(const gt_db_t *db, const gt_trace_t *trace, bool stats_ok,
     gt_engage_item_t *it = &rep->items[i];
     it->gpu_ns = 0;
     it->kernel_runs = 0;
-    if (!it->issued) judge_not_issued(rep, it);
+    if (!it->issued && !stats_ok) {
+      it->verdict = GT_ENGAGE_NOT_ISSUED;
+      snprintf(it->why, sizeof it->why,
+               "unknown whether a call matched this row: the shim's counters are missing");
+    } else if (!it->issued) judge_not_issued(rep, it);
     else if (!it->row) judge_untuned(db, it);
     else {
       rep->tuned_issued++;
@@ -346,14 +395,16 @@ void gt_engage_judge(const gt_db_t *db, const gt_trace_t *trace, bool stats_ok,
       const gt_trace_kernel_t *tk = &trace->k[k];
       bool gemm = gt_engage_is_gemm_name(tk->name);
       for (size_t i = 0; i < rep->n && !gemm; i++)
-        gemm = rep->items[i].expected_known && gt_kset_has(&rep->items[i].expected, tk->name);
+        for (int e = 0; !gemm && rep->items[i].expected_known && e < rep->items[i].expected.n; e++)
+          gemm = gt_engage_kernel_match(rep->items[i].expected.names[e], tk->name);
       if (gemm) rep->gemm_ns += (double)tk->total_ns;
     }
     for (size_t i = 0; i < rep->n; i++) {
       gt_engage_item_t *it = &rep->items[i];
       if (it->verdict != GT_ENGAGE_ENGAGED && it->verdict != GT_ENGAGE_PARTLY) continue;
       for (int e = 0; e < it->expected.n; e++) {
-        const gt_trace_kernel_t *tk = gt_trace_find(trace, it->expected.names[e]);
+        gt_trace_kernel_t sum;
+        const gt_trace_kernel_t *tk = trace_match(trace, it->expected.names[e], &sum);
         uint64_t req = required_runs(rep, it->expected.names[e]);
         if (tk && req) it->gpu_ns += (double)tk->total_ns * (double)it->hits / (double)req;
       }

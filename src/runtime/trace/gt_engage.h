@@ -34,8 +34,13 @@ extern "C" {
 
 /* ---- kernel names ---------------------------------------------------------------------------- */
 
-/* True when a kernel name alone says it is a GEMM: cuBLAS/cuBLASLt (nvjet_*, *gemm*, *gemv*,
- * splitKreduce), CUTLASS (cutlass*, *xmma*), gemmtune's own (gt_sm90_*). Case-insensitive. */
+/* Whether a traced kernel `ran` is the kernel `expected`: equal names, or cuBLAS nvjet names
+ * that differ only in the token saying how the epilogue treats C (bz / bx / badd ...), which
+ * follows the call's pointers and beta rather than the tuned configuration. */
+bool gt_engage_kernel_match(const char *expected, const char *ran);
+
+/* True when a kernel name alone says it is a GEMM: names starting nvjet, sm90_xmma, cutlass or
+ * gt_sm90_ (gemmtune's own), or containing gemm, gemv or splitKreduce (case-insensitive). */
 bool gt_engage_is_gemm_name(const char *name);
 
 /* True for the measurement harness's own kernels (input fill, poison, fp64 reference, stats,

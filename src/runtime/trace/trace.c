@@ -236,20 +236,27 @@ static void *open_cupti(char *why, size_t cap) {
   }
   h = dlopen(GT_TRACE_CUPTI_SONAME, RTLD_NOW | RTLD_NOLOAD);
   if (!h) h = dlopen(GT_TRACE_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    snprintf(why, cap, "%s cannot be loaded (%s)", GT_TRACE_CUPTI_SONAME, e ? e : "not found");
-  }
-  if (!h && GT_TRACE_CUPTI_PATH[0]) {
-    h = dlopen(GT_TRACE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      size_t l = strlen(why);
-      const char *e = dlerror();
-      snprintf(why + l, cap - l, "; nor %s (%s); set GEMMTUNE_CUPTI_LIB", GT_TRACE_CUPTI_PATH,
-               e ? e : "not found");
+  if (h) return h;
+  const char *e = dlerror();
+  snprintf(why, cap, "%s cannot be loaded (%s)", GT_TRACE_CUPTI_SONAME, e ? e : "not found");
+  /* Where toolkits put it: the one this library was built against, then the usual places. */
+  const char *home = getenv("CUDA_HOME");
+  static const char *const sub[] = {"lib64", "lib", "extras/CUPTI/lib64",
+                                    "targets/x86_64-linux/lib"};
+  char path[1024];
+  if (GT_TRACE_CUPTI_PATH[0] && (h = dlopen(GT_TRACE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL))) return h;
+  for (int root = 0; root < 2; root++) {
+    const char *r = root == 0 ? home : "/usr/local/cuda";
+    if (!r || !*r) continue;
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+      snprintf(path, sizeof path, "%s/%s/%s", r, sub[i], GT_TRACE_CUPTI_SONAME);
+      if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) return h;
     }
   }
-  return h;
+  size_t l = strlen(why);
+  snprintf(why + l, cap - l, ", nor in the toolkit (%s, CUDA_HOME, /usr/local/cuda); set "
+           "GEMMTUNE_CUPTI_LIB", GT_TRACE_CUPTI_PATH[0] ? GT_TRACE_CUPTI_PATH : "not found at build");
+  return NULL;
 }
 
 #define SYM(h, field, name, required)                                              \

@@ -1,0 +1,363 @@
+/* gemmtune check: replay every row of a tuned DB on this machine. A row passes when its candidate
+ * still exists, still passes the correctness gate, and still reproduces: re-timed interleaved
+ * with the baseline (the search driver restricted to the row's instance), it still beats the
+ * baseline and either its time or its speedup is what the row recorded, within the noise floor.
+ * Rows measured on another device or with another library version are listed as not applicable,
+ * with the differing fact, never skipped silently.
+ *
+ * Each row is replayed in a forked child, as tune does: a candidate that faults poisons only that
+ * child's CUDA context, and the parent never initialises CUDA. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/gt_db.h"
+
+static const char k_help[] =
+    "Usage: gemmtune check DB [options]\n\n"
+    "Replays each row of DB on this machine and reports, per row:\n"
+    "  passes          the candidate exists, passes the gate, beats the baseline, and its time\n"
+    "                  (or, when the whole machine runs faster or slower, its speedup) is what\n"
+    "                  the row recorded, within the tolerance\n"
+    "  not applicable  the row was measured on another device or library version; the fact\n"
+    "                  that differs is named (e.g. sm_count: 114 vs 132 here)\n"
+    "  missing         the provider or the candidate no longer exists here\n"
+    "  fails gate      the candidate's output is no longer within the row's error bound\n"
+    "  slower          it still wins, but neither its time nor its speedup reproduces\n"
+    "  no longer wins  the baseline is now as fast or faster\n"
+    "The winner and the baseline are re-timed in interleaved rounds, cold or warm as the row\n"
+    "was. The tolerance is the largest of --tolerance, the baseline's and the winner's measured\n"
+    "spread now, and the spread the row recorded.\n\n"
+    "  --tolerance P          percent (default 3)\n"
+    "  --rounds N             interleaved rounds (default 15)\n"
+    "  --row-timeout S        give up on a row after S seconds (default 300)\n"
+    "  --device N, --backend auto|cuda|host, --cpu, --seed N   as for profile\n"
+    "  --format table|csv|json\n\n"
+    "Exit status: 0 when every applicable row passes (also when none applies: every row is\n"
+    "listed with the reason); 1 when one does not; 65 malformed DB, 74 unreadable DB.\n";
+
+enum { K_FORMAT = 3000, K_HELP, K_TOL, K_RTIMEOUT };
+
+typedef enum { CK_PASS = 0, CK_NA, CK_FAIL } ck_state_t;
+
+/* What a child reports about one row (written whole to a pipe: well under PIPE_BUF). */
+typedef struct check_out {
+  int state;            /* ck_state_t */
+  char verdict[24];
+  char note[480];
+  double t_now, b_now;  /* medians now (us), 0 when not timed */
+  double sp_now, tol;
+  char dev[64];
+} check_out_t;
+
+_Static_assert(sizeof(check_out_t) < 4096, "one atomic pipe write");
+
+static void set_out(check_out_t *o, ck_state_t st, const char *verdict, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_out(check_out_t *o, ck_state_t st, const char *verdict, const char *fmt, ...) {
+  o->state = st;
+  snprintf(o->verdict, sizeof o->verdict, "%s", verdict);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->note, sizeof o->note, fmt, ap);
+  va_end(ap);
+}
+
+static const gt_cand_result_t *find_cand(const gt_search_result_t *r, const char *name) {
+  for (size_t i = 0; i < r->n; i++)
+    if (!r->c[i].cand.is_baseline && strcmp(r->c[i].cand.name, name) == 0) return &r->c[i];
+  return NULL;
+}
+
+/* Replay one row (runs in the child). */
+static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol,
+                      check_out_t *o) {
+  memset(o, 0, sizeof *o);
+  gt_device_info_t dev;
+  cs.quiet = true;
+  if (gt_cli_pick_backend("check", &cs, &dev) != 0) {
+    set_out(o, CK_FAIL, "error", "no usable device: %s", gt_err_msg());
+    return;
+  }
+  snprintf(o->dev, sizeof o->dev, "%s", dev.name);
+  /* Another device: the row's time says nothing about this one. */
+  if (strcmp(row->key.arch, dev.arch) != 0 || row->key.sm_count != dev.sm_count) {
+    if (strcmp(row->key.arch, dev.arch) != 0)
+      set_out(o, CK_NA, "not applicable", "arch: %s vs %s here%s", row->key.arch, dev.arch,
+              strcmp(row->key.arch, "cpu") == 0 ? " (--cpu replays host rows)" : "");
+    else
+      set_out(o, CK_NA, "not applicable", "sm_count: %d vs %d here", row->key.sm_count,
+              dev.sm_count);
+    return;
+  }
+  const gt_provider_t *prov = gt_provider_find(row->provider);
+  if (!prov) {
+    set_out(o, CK_FAIL, "missing", "no provider '%s' in this build", row->provider);
+    return;
+  }
+  if (gt_provider_ready(prov) != GT_OK) {
+    set_out(o, CK_FAIL, "missing", "provider %s is unavailable here: %s", row->provider,
+            gt_err_msg());
+    return;
+  }
+  /* Another library version: cuBLASLt algo ids are not portable across versions. */
+  const char *lib = prov->lib_version ? prov->lib_version() : NULL;
+  if (!lib || !*lib) lib = "-";
+  if (strcmp(row->lib, "-") != 0 && strcmp(row->lib, lib) != 0) {
+    const char *eq = strchr(row->lib, '='), *eq2 = strchr(lib, '=');
+    if (eq && eq2 && (size_t)(eq - row->lib) == (size_t)(eq2 - lib) &&
+        strncmp(row->lib, lib, (size_t)(eq - row->lib)) == 0)
+      set_out(o, CK_NA, "not applicable", "%.*s: %s vs %s here", (int)(eq - row->lib), row->lib,
+              eq + 1, eq2 + 1);
+    else
+      set_out(o, CK_NA, "not applicable", "library: %s vs %s here", row->lib, lib);
+    return;
+  }
+  gt_candidate_t cand;
+  if (gt_provider_candidate_from_name(row->provider, row->instance, &row->key, &cand) != GT_OK) {
+    set_out(o, CK_FAIL, "missing", "%s", gt_err_msg());
+    return;
+  }
+  if (cand.excluded) {
+    set_out(o, CK_FAIL, "missing", "the provider excludes it now: %s", cand.reason);
+    return;
+  }
+  /* The row's baseline names the provider that stands for today's path. */
+  gt_candidate_t bc;
+  char provs[80] = "";
+  if (gt_provider_candidate_from_name(NULL, row->baseline, &row->key, &bc) == GT_OK)
+    snprintf(provs, sizeof provs, "%s,%s", row->provider, bc.provider->name);
+  gt_search_opts_t so = cs.so;
+  so.only = row->instance;
+  so.providers = provs[0] ? provs : NULL;
+  so.measure.warm = strncmp(row->timing, "warm", 4) == 0;
+  so.finalists = 1;
+  gt_search_result_t r;
+  gt_status_t s = gt_search_run(&row->key, &so, NULL, &r);
+  const gt_cand_result_t *w = s == GT_OK ? find_cand(&r, row->instance) : NULL;
+  if (s == GT_OK && (!w || w->disp == GT_DISP_EXCLUDED)) {
+    /* Not in the provider's default list: tune may have searched the full space. */
+    gt_search_result_free(&r);
+    so.exhaustive = true;
+    s = gt_search_run(&row->key, &so, NULL, &r);
+    w = s == GT_OK ? find_cand(&r, row->instance) : NULL;
+  }
+  if (s != GT_OK) {
+    set_out(o, CK_FAIL, "error", "%s", r.failure);
+    gt_search_result_free(&r);
+    return;
+  }
+  if (!w) {
+    set_out(o, CK_FAIL, "missing", "the provider no longer lists %s for this key", row->instance);
+    gt_search_result_free(&r);
+    return;
+  }
+  const gt_cand_result_t *b = &r.c[r.baseline];
+  switch (w->disp) {
+    case GT_DISP_PASSED: break;
+    case GT_DISP_FAILED_GATE:
+      set_out(o, CK_FAIL, "fails gate", "error %.3g over bound %.3g: %s", w->gate.error,
+              w->gate.bound, w->why);
+      gt_search_result_free(&r);
+      return;
+    default:
+      set_out(o, CK_FAIL, w->disp == GT_DISP_EXCLUDED ? "missing" : "error", "%s: %s",
+              gt_disp_name(w->disp), w->why);
+      gt_search_result_free(&r);
+      return;
+  }
+  if (!w->time.n || !b->time.n) {
+    set_out(o, CK_FAIL, "error", "not re-timed: %s", w->why[0] ? w->why : b->why);
+    gt_search_result_free(&r);
+    return;
+  }
+  o->t_now = w->time.median;
+  o->b_now = b->time.median;
+  o->sp_now = o->b_now / o->t_now;
+  o->tol = fmax(fmax(min_tol, r.noise), fmax(w->time.rel_spread, row->spread_pct / 100.0));
+  double dt = o->t_now / row->time_us - 1, db = o->b_now / row->baseline_us - 1;
+  bool time_ok = dt <= o->tol, speed_ok = o->sp_now >= row->speedup * (1 - o->tol);
+  if (o->sp_now <= 1.0)
+    set_out(o, CK_FAIL, "no longer wins", "%.3f us vs the baseline's %.3f us now (%.3fx; recorded "
+            "%.3fx)", o->t_now, o->b_now, o->sp_now, row->speedup);
+  else if (time_ok && speed_ok)
+    set_out(o, CK_PASS, "passes", "time %+.1f%%, speedup %.3fx (recorded %.3fx), tolerance %.1f%%",
+            100 * dt, o->sp_now, row->speedup, 100 * o->tol);
+  else if (time_ok)
+    set_out(o, CK_PASS, "passes", "time %+.1f%% reproduces; the baseline is %+.1f%% vs recorded, "
+            "so the speedup is %.3fx (recorded %.3fx)", 100 * dt, 100 * db, o->sp_now,
+            row->speedup);
+  else if (speed_ok)
+    set_out(o, CK_PASS, "passes", "speedup %.3fx reproduces (recorded %.3fx); both times moved "
+            "(winner %+.1f%%, baseline %+.1f%%: clocks or load?)", o->sp_now, row->speedup,
+            100 * dt, 100 * db);
+  else
+    set_out(o, CK_FAIL, "slower", "time %+.1f%% and speedup %.3fx vs recorded %.3fx, beyond the "
+            "tolerance %.1f%%", 100 * dt, o->sp_now, row->speedup, 100 * o->tol);
+  gt_search_result_free(&r);
+}
+
+static bool wait_child(pid_t pid, double timeout_s, int *st) {
+  double t0 = gt_cli_now();
+  for (;;) {
+    pid_t w = waitpid(pid, st, WNOHANG);
+    if (w == pid) return true;
+    if (w < 0 && errno != EINTR) return false;
+    if (gt_cli_now() - t0 > timeout_s) {
+      kill(pid, SIGKILL);
+      waitpid(pid, st, 0);
+      return false;
+    }
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+int gt_cmd_check(int argc, char **argv) {
+  static const struct option own[] = {{"format", required_argument, 0, K_FORMAT},
+                                      {"help", no_argument, 0, K_HELP},
+                                      {"tolerance", required_argument, 0, K_TOL},
+                                      {"row-timeout", required_argument, 0, K_RTIMEOUT},
+                                      {0, 0, 0, 0}};
+  struct option *opts = gt_cli_merge_options(own, gt_cli_search_options, NULL);
+  gt_cli_search_t cs;
+  gt_cli_search_init(&cs);
+  gt_fmt_t fmt = GT_FMT_TABLE;
+  double tol = 0.03, row_timeout = 300;
+  int c, rc;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    char *end = NULL;
+    switch (c) {
+      case 'h':
+      case K_HELP: printf("%s", k_help); free(opts); return 0;
+      case K_FORMAT:
+        if (gt_cli_parse_format("check", optarg, &fmt)) return free(opts), EX_USAGE_;
+        break;
+      case K_TOL:
+        tol = strtod(optarg, &end) / 100.0;
+        if (!*optarg || *end || !(tol >= 0))
+          return free(opts), gt_cli_usage_error("check", "--tolerance wants a percentage >= 0, got '%s'", optarg);
+        break;
+      case K_RTIMEOUT:
+        row_timeout = strtod(optarg, &end);
+        if (!*optarg || *end || !(row_timeout > 0))
+          return free(opts), gt_cli_usage_error("check", "--row-timeout wants seconds > 0, got '%s'", optarg);
+        break;
+      default:
+        if ((rc = gt_cli_search_opt("check", &cs, c, optarg)) == 0) {
+          free(opts);
+          return gt_cli_usage_error("check", "unknown option");
+        }
+        if (rc < 0) return free(opts), EX_USAGE_;
+    }
+  }
+  free(opts);
+  if (optind != argc - 1) return gt_cli_usage_error("check", "expected one DB file");
+  const char *path = argv[optind];
+  gt_db_t db;
+  gt_db_init(&db);
+  gt_status_t s = gt_db_read(path, &db);
+  if (s != GT_OK) return gt_cli_fail("check", s);
+
+  static const char *const names[] = {"row", "verdict", "key", "provider", "instance",
+                                      "recorded_us", "now_us", "baseline_now_us", "speedup_rec",
+                                      "speedup_now", "note"};
+  static const bool num[] = {1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0};
+  gt_table_t t;
+  gt_table_begin(&t, stdout, fmt, 11, names, num);
+  size_t npass = 0, nna = 0, nfail = 0;
+  char devname[64] = "";
+  double t0 = gt_cli_now();
+  for (size_t i = 0; i < db.n; i++) {
+    const gt_db_row_t *row = &db.rows[i];
+    gt_cli_progress("check", "row", i + 1, db.n, gt_cli_now() - t0);
+    check_out_t o;
+    memset(&o, 0, sizeof o);
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+      gt_db_free(&db);
+      return fprintf(stderr, "gemmtune check: pipe: %s\n", strerror(errno)), EX_IOERR_;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+      gt_db_free(&db);
+      return fprintf(stderr, "gemmtune check: fork: %s\n", strerror(errno)), EX_IOERR_;
+    }
+    if (pid == 0) {
+      close(pfd[0]);
+      check_out_t co;
+      check_row(row, cs, tol, &co);
+      ssize_t w = write(pfd[1], &co, sizeof co);
+      _exit(w == (ssize_t)sizeof co ? 0 : 1);
+    }
+    close(pfd[1]);
+    int st = 0;
+    bool done = wait_child(pid, row_timeout, &st);
+    ssize_t got = read(pfd[0], &o, sizeof o);
+    close(pfd[0]);
+    if (got != (ssize_t)sizeof o) {
+      memset(&o, 0, sizeof o);
+      o.state = CK_FAIL;
+      snprintf(o.verdict, sizeof o.verdict, "%s", done ? "crashed" : "hung");
+      if (!done)
+        snprintf(o.note, sizeof o.note, "no answer within %.0f s (--row-timeout)", row_timeout);
+      else if (WIFSIGNALED(st))
+        snprintf(o.note, sizeof o.note, "the replay died of signal %d", WTERMSIG(st));
+      else
+        snprintf(o.note, sizeof o.note, "the replay exited %d without a result",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+    if (o.dev[0]) snprintf(devname, sizeof devname, "%s", o.dev);
+    if (o.state == CK_PASS) npass++;
+    else if (o.state == CK_NA) nna++;
+    else nfail++;
+    char idx[16], desc[300], key[1024], rec[32], now[32] = "-", bnow[32] = "-", sprec[32],
+                                                   spnow[32] = "-";
+    snprintf(idx, sizeof idx, "%zu", i + 1);
+    gt_problem_describe(&row->key, desc, sizeof desc);
+    gt_problem_format_key(&row->key, key, sizeof key);
+    snprintf(rec, sizeof rec, "%.3f", row->time_us);
+    snprintf(sprec, sizeof sprec, "%.3f", row->speedup);
+    if (o.t_now > 0) {
+      snprintf(now, sizeof now, "%.3f", o.t_now);
+      snprintf(bnow, sizeof bnow, "%.3f", o.b_now);
+      snprintf(spnow, sizeof spnow, "%.3f", o.sp_now);
+    }
+    if (fmt == GT_FMT_TABLE) {
+      gt_cli_progress_clear();
+      printf("%4s  %-15s %s  %s/%s\n", idx, o.verdict, desc, row->provider, row->instance);
+      if (o.t_now > 0)
+        printf("      %-15s %s us now vs %s us recorded; baseline %s us (recorded %.3f); speedup "
+               "%sx (recorded %sx)\n",
+               "", now, rec, bnow, row->baseline_us, spnow, sprec);
+      printf("      %-15s %s\n", "", o.note);
+      fflush(stdout);
+    } else {
+      const char *cells[] = {idx, o.verdict, key, row->provider, row->instance, rec, now, bnow,
+                             sprec, spnow, o.note};
+      gt_table_row(&t, cells);
+    }
+  }
+  gt_cli_progress_clear();
+  if (fmt != GT_FMT_TABLE) gt_table_end(&t);
+  else free(t.rows);
+  FILE *sf = fmt == GT_FMT_TABLE ? stdout : stderr;
+  fprintf(sf, "%s%s: %zu rows on %s: %zu pass, %zu not applicable, %zu fail\n",
+          fmt == GT_FMT_TABLE && db.n ? "\n" : "", nfail ? "FAIL" : "PASS", db.n,
+          devname[0] ? devname : "this machine", npass, nna, nfail);
+  if (db.n && nna == db.n)
+    fprintf(sf, "note: no row applies to this machine, so nothing was replayed\n");
+  gt_db_free(&db);
+  return nfail ? 1 : 0;
+}

@@ -1,0 +1,915 @@
+/* gemmtune verify: run a workload with the tuned DB deployed and prove, from a kernel trace, that
+ * each tuned key's choice is what the GPU ran; then measure end to end with and without the DB.
+ *
+ * One traced run: the command runs with the preload shim (LD_PRELOAD, GEMMTUNE_DB, GEMMTUNE_STATS
+ * for its per-key counters, GEMMTUNE_LOG for its explanations) and the CUPTI tracer
+ * (CUDA_INJECTION64_PATH, GEMMTUNE_TRACE). The counters say which keys the workload issued and how
+ * many calls the shim served; the trace says which kernels ran. For each cuBLASLt/cuBLAS row the
+ * kernels it runs are found by calibration: a short child process (this binary, hidden mode
+ * --calibrate-row) runs only that candidate under the tracer. The verdict logic is gt_engage.
+ *
+ * Then, unless --no-e2e, interleaved runs with the DB (shim loaded) and without it (shim not
+ * loaded), neither traced, timed by wall clock or by the `gemmtune-metric:` lines the command
+ * prints. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/gt_db.h"
+#include "gt_runtime_paths.h"
+#include "runtime/trace/gt_engage.h"
+
+static const char k_help[] =
+    "Usage: gemmtune verify --db DB [options] -- CMD [ARGS...]\n\n"
+    "Runs CMD once with the tuned DB deployed (libgemmtune_preload.so) and a CUPTI kernel trace\n"
+    "(libgemmtune_trace.so through CUDA_INJECTION64_PATH), and reports for every key the\n"
+    "workload issued:\n"
+    "  engaged      every call ran the tuned choice and its kernels ran at least that often\n"
+    "               (with CUDA graphs, every replay shows in the trace: runs >= hits)\n"
+    "  partly       some calls did, or the kernels ran fewer times than the shim served\n"
+    "  not engaged  a row exists but the tuned choice never ran, and why\n"
+    "  unverified   calls were served but what ran cannot be checked (no trace: CUPTI taken\n"
+    "               by another tool, or libcupti missing)\n"
+    "  near miss    no row for the key, but a row for the same shape differs in another field\n"
+    "               (e.g. sm_count: 132 vs 114)\n"
+    "  untuned      no row for the key (with the nearest row), informational\n"
+    "and, for each DB row no call matched, 'not issued' with the nearest issued key. Then the\n"
+    "share of GPU time in GEMM kernels and the Amdahl bound on the end-to-end gain from the\n"
+    "rows' speedups, and (unless --no-e2e) end-to-end time with and without the DB.\n\n"
+    "  --db DB                the tuned DB to deploy (required)\n"
+    "  --runs N               end-to-end runs with and without the DB, interleaved (default 5)\n"
+    "  --warmup N             end-to-end warm-up pairs, discarded (default 1)\n"
+    "  --no-e2e               skip the end-to-end runs\n"
+    "  --timeout S            kill a run of CMD after S seconds (default: no limit)\n"
+    "  --keep DIR             keep the logs, counters and traces in DIR (default: a temporary\n"
+    "                         folder, removed at the end)\n"
+    "  --lib PATH             the preload shim (default: next to gemmtune, or\n"
+    "                         GEMMTUNE_PRELOAD_LIB)\n"
+    "  --trace-lib PATH       the tracer (default: next to gemmtune, or GEMMTUNE_TRACE_LIB)\n"
+    "  --format table|csv|json  the per-key report on stdout (csv/json: summary on stderr)\n\n"
+    "End to end: a command that prints lines 'gemmtune-metric: NAME VALUE UNIT' is measured by\n"
+    "the median of its first metric per run (a unit ending in /s is a rate: higher is better);\n"
+    "otherwise by wall time. The speedup's interval pairs the quartiles of both sides.\n\n"
+    "The command's output goes to logs (printed on failure). Exit status: 0 when every tuned key\n"
+    "the workload issued engaged and the command succeeded; 1 otherwise, including when\n"
+    "verification was impossible (unverified is not a pass); 64 usage; 65 malformed DB, 74 DB\n"
+    "unreadable;"
+    "69 when the shim is not built.\n";
+
+enum {
+  V_DB = 4000, V_RUNS, V_WARMUP, V_NOE2E, V_FORMAT, V_HELP, V_KEEP, V_LIB, V_TRACELIB, V_TIMEOUT
+};
+
+/* ---- running the command ------------------------------------------------------------------- */
+
+typedef enum { RUN_TRACED, RUN_WITH, RUN_WITHOUT, RUN_CALIBRATE } run_mode_t;
+
+typedef struct verify_ctx {
+  const char *db_abs;
+  const char *preload;   /* shim path */
+  const char *tracelib;  /* tracer path, NULL when unavailable */
+  const char *work;      /* work folder */
+  double timeout_s;
+} verify_ctx_t;
+
+/* LD_PRELOAD without any gemmtune shim the user's environment may already carry, so "without
+ * the DB" really is without it. */
+static void preload_without_shim(char *out, size_t cap) {
+  out[0] = '\0';
+  const char *old = getenv("LD_PRELOAD");
+  if (!old) return;
+  char *copy = strdup(old);
+  if (!copy) return;
+  size_t o = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(copy, ": ", &save); t; t = strtok_r(NULL, ": ", &save)) {
+    if (strstr(t, "libgemmtune_preload")) continue;
+    o += (size_t)snprintf(out + o, o < cap ? cap - o : 0, "%s%s", o ? ":" : "", t);
+  }
+  free(copy);
+}
+
+static void child_env(const verify_ctx_t *v, run_mode_t mode, const char *trace_path) {
+  char pre[8192];
+  preload_without_shim(pre, sizeof pre);
+  unsetenv("GEMMTUNE_CAPTURE");
+  unsetenv("GEMMTUNE_STATS");
+  unsetenv("GEMMTUNE_TRACE");
+  if (mode == RUN_TRACED || mode == RUN_WITH) {
+    char with[8400];
+    snprintf(with, sizeof with, "%s%s%s", v->preload, pre[0] ? ":" : "", pre);
+    setenv("LD_PRELOAD", with, 1);
+    setenv("GEMMTUNE_DB", v->db_abs, 1);
+  } else {
+    if (pre[0]) setenv("LD_PRELOAD", pre, 1);
+    else unsetenv("LD_PRELOAD");
+    unsetenv("GEMMTUNE_DB");
+  }
+  if (mode == RUN_TRACED) {
+    char stats[4200];
+    snprintf(stats, sizeof stats, "%s/stats-%%p.csv", v->work);
+    setenv("GEMMTUNE_STATS", stats, 1);
+    setenv("GEMMTUNE_LOG", "1", 1);
+  } else {
+    unsetenv("GEMMTUNE_LOG");
+  }
+  if ((mode == RUN_TRACED || mode == RUN_CALIBRATE) && v->tracelib && trace_path) {
+    setenv("CUDA_INJECTION64_PATH", v->tracelib, 1);
+    setenv("GEMMTUNE_TRACE", trace_path, 1);
+  }
+}
+
+typedef struct run_result {
+  int code;        /* exit status, 128+signal, 124 timeout, 127 not runnable */
+  double wall_s;
+  bool timed_out;
+} run_result_t;
+
+/* The running command's process group while it has one of its own (with --timeout), so an
+ * interrupted verify does not leave it running. */
+static volatile sig_atomic_t g_child_group;
+
+static void on_interrupt(int sig) {
+  if (g_child_group > 0) kill(-(pid_t)g_child_group, SIGKILL);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Run argv with the mode's environment, stdin from /dev/null, stdout and stderr into log. */
+static run_result_t run_cmd(const verify_ctx_t *v, char **argv, run_mode_t mode,
+                            const char *trace_path, const char *log) {
+  run_result_t r = {127, 0, false};
+  bool own_group = v->timeout_s > 0; /* a timeout kills the command and everything it started */
+  fflush(NULL);
+  double t0 = gt_cli_now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "gemmtune verify: fork: %s\n", strerror(errno));
+    return r;
+  }
+  if (pid == 0) {
+    child_env(v, mode, trace_path);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in >= 0) dup2(in, 0);
+    if (own_group) setpgid(0, 0);
+    execvp(argv[0], argv);
+    fprintf(stderr, "gemmtune verify: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  if (own_group) {
+    setpgid(pid, pid);
+    g_child_group = pid;
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+  }
+  int st = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &st, v->timeout_s > 0 ? WNOHANG : 0);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    if (own_group && gt_cli_now() - t0 > v->timeout_s) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      r.timed_out = true;
+      break;
+    }
+    if (v->timeout_s > 0) {
+      struct timespec ts = {0, 20 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  g_child_group = 0;
+  r.wall_s = gt_cli_now() - t0;
+  r.code = r.timed_out ? 124 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+static void print_tail(const char *log, int lines) {
+  FILE *f = fopen(log, "r");
+  if (!f) return;
+  char **ring = calloc((size_t)lines, sizeof *ring);
+  char *line = NULL;
+  size_t cap = 0;
+  long n = 0;
+  while (getline(&line, &cap, f) > 0) {
+    free(ring[n % lines]);
+    ring[n % lines] = strdup(line);
+    n++;
+  }
+  fclose(f);
+  free(line);
+  for (long i = n > lines ? n - lines : 0; i < n; i++) fprintf(stderr, "  | %s", ring[i % lines]);
+  for (int i = 0; i < lines; i++) free(ring[i]);
+  free(ring);
+}
+
+/* ---- reading what the run left -------------------------------------------------------------- */
+
+static bool has_prefix_suffix(const char *name, const char *pre, const char *suf) {
+  size_t n = strlen(name), p = strlen(pre), s = strlen(suf);
+  return n > p + s && strncmp(name, pre, p) == 0 && strcmp(name + n - s, suf) == 0;
+}
+
+/* Merge every work/<prefix>*.csv trace file. Returns the number of files read; a malformed file
+ * makes the whole trace unverified. */
+static int read_traces(const char *work, const char *prefix, gt_trace_t *out) {
+  gt_trace_init(out);
+  DIR *d = opendir(work);
+  if (!d) return 0;
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!has_prefix_suffix(e->d_name, prefix, ".csv")) continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", work, e->d_name);
+    gt_trace_t t;
+    if (gt_trace_read(path, &t) != GT_OK) {
+      gt_trace_set_state(out, GT_TRACE_UNVERIFIED, "unreadable trace: %s", gt_err_msg());
+      files++;
+      continue;
+    }
+    gt_trace_merge(out, &t);
+    gt_trace_free(&t);
+    files++;
+  }
+  closedir(d);
+  return files;
+}
+
+static int read_stats(const char *work, gt_shim_stats_t *out, char *why, size_t cap) {
+  memset(out, 0, sizeof *out);
+  DIR *d = opendir(work);
+  if (!d) return 0;
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!has_prefix_suffix(e->d_name, "stats-", ".csv")) continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", work, e->d_name);
+    gt_shim_stats_t s;
+    if (gt_shim_stats_read(path, &s) != GT_OK) {
+      snprintf(why, cap, "%s", gt_err_msg());
+      closedir(d);
+      gt_shim_stats_free(out);
+      return -1;
+    }
+    gt_shim_stats_merge(out, &s);
+    gt_shim_stats_free(&s);
+    files++;
+  }
+  closedir(d);
+  return files;
+}
+
+/* The shim's own explanation of a key that did not hit (GEMMTUNE_LOG lines "not used ENTRY DESC:
+ * WHY" and "wait ENTRY DESC: WHY"), best effort. */
+static void shim_note_for(const char *log, const gt_problem_t *key, char *out, size_t cap) {
+  out[0] = '\0';
+  char desc[300], pat[320];
+  gt_problem_describe(key, desc, sizeof desc);
+  snprintf(pat, sizeof pat, " %s: ", desc);
+  FILE *f = fopen(log, "r");
+  if (!f) return;
+  char *line = NULL;
+  size_t lcap = 0;
+  ssize_t n;
+  while ((n = getline(&line, &lcap, f)) > 0) {
+    if (strncmp(line, "gemmtune: not used ", 19) != 0 && strncmp(line, "gemmtune: wait ", 15) != 0)
+      continue;
+    char *p = strstr(line, pat);
+    if (!p) continue;
+    p += strlen(pat);
+    size_t l = strlen(p);
+    while (l && (p[l - 1] == '\n' || p[l - 1] == '\r')) p[--l] = '\0';
+    char *tail = strstr(p, "; calling ");
+    if (tail) *tail = '\0';
+    snprintf(out, cap, "%s", p);
+    if (strncmp(line, "gemmtune: not used ", 19) == 0) break; /* the stronger statement */
+  }
+  free(line);
+  fclose(f);
+}
+
+/* ---- calibration ----------------------------------------------------------------------------- */
+
+/* Hidden mode: run one candidate for KEY alone on the CUDA harness (the parent traces it). The
+ * kernels a library runs for a configuration can change with its version, so the calibration
+ * refuses to run with another version than the row's. */
+static int calibrate_row(int argc, char **argv) {
+  if (argc != 6) return gt_cli_usage_error("verify", "--calibrate-row PROVIDER INSTANCE KEY LIB");
+  const char *prov = argv[2], *inst = argv[3], *keytext = argv[4], *rowlib = argv[5];
+  const gt_harness_ops_t *h = gt_harness_for(GT_BACKEND_CUDA);
+  if (!h) return fprintf(stderr, "gemmtune verify: this build has no CUDA harness\n"), EX_UNAVAILABLE_;
+  gt_problem_t p;
+  gt_problem_init(&p);
+  gt_status_t s = gt_problem_parse_key(keytext, &p);
+  if (s == GT_OK) s = h->available(0);
+  const gt_provider_t *pr = s == GT_OK ? gt_provider_find(prov) : NULL;
+  if (s == GT_OK && pr && gt_provider_ready(pr) == GT_OK && pr->lib_version &&
+      strcmp(rowlib, "-") != 0) {
+    const char *lib = pr->lib_version();
+    if (lib && *lib && strcmp(lib, rowlib) != 0) {
+      fprintf(stderr, "gemmtune verify: the row was tuned with %s but this process loads %s: "
+                      "run verify with the application's cuBLAS (LD_LIBRARY_PATH)\n", rowlib, lib);
+      return EX_UNAVAILABLE_;
+    }
+  }
+  gt_candidate_t c;
+  if (s == GT_OK) s = gt_provider_candidate_from_name(prov, inst, &p, &c);
+  gt_measure_opts_t mo;
+  gt_measure_opts_init(&mo);
+  mo.warm = true; /* the kernels are what matters, not cold timing: keep the buffers small */
+  struct gt_bench *b = NULL;
+  struct gt_loaded *l = NULL;
+  if (s == GT_OK) s = h->open(&p, &mo, &b);
+  if (s == GT_OK) s = h->load(b, &c, &l);
+  double us = 0;
+  for (int i = 0; i < 2 && s == GT_OK; i++) s = h->time(b, l, 8, &us);
+  if (s != GT_OK) fprintf(stderr, "gemmtune verify: calibrating %s/%s: %s\n", prov, inst, gt_err_msg());
+  else printf("calibrated %s/%s: %.3f us per call\n", prov, inst, us);
+  if (l) h->unload(l);
+  if (b) h->close(b);
+  return s == GT_OK ? 0 : gt_status_exit_code(s);
+}
+
+typedef struct calib_cache {
+  char provider[32], instance[GT_NAME_MAX], key[1024];
+  gt_kset_t set;
+  bool ok;
+  char why[256];
+} calib_cache_t;
+
+static void calibrate_item(const verify_ctx_t *v, gt_engage_item_t *it, calib_cache_t *cache,
+                           size_t *ncache, size_t cap) {
+  const gt_db_row_t *row = it->row;
+  if (gt_engage_expected_from_row(row, &it->expected)) {
+    it->expected_known = true;
+    return;
+  }
+  char key[1024];
+  gt_problem_format_key(&row->key, key, sizeof key);
+  calib_cache_t *c = NULL;
+  for (size_t i = 0; i < *ncache && !c; i++)
+    if (!strcmp(cache[i].provider, row->provider) && !strcmp(cache[i].instance, row->instance) &&
+        !strcmp(cache[i].key, key))
+      c = &cache[i];
+  if (!c) {
+    if (*ncache == cap) {
+      snprintf(it->expected_why, sizeof it->expected_why, "too many rows to calibrate");
+      return;
+    }
+    c = &cache[(*ncache)++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->provider, sizeof c->provider, "%s", row->provider);
+    snprintf(c->instance, sizeof c->instance, "%s", row->instance);
+    snprintf(c->key, sizeof c->key, "%s", key);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    char tpath[4400], log[4400];
+    snprintf(tpath, sizeof tpath, "%s/calib-%zu.csv", v->work, *ncache);
+    snprintf(log, sizeof log, "%s/calib-%zu.log", v->work, *ncache);
+    char rowlib[64];
+    snprintf(rowlib, sizeof rowlib, "%s", row->lib);
+    char *argv[] = {exe, "verify", "--calibrate-row", c->provider, c->instance, c->key, rowlib,
+                    NULL};
+    verify_ctx_t cv = *v;
+    if (cv.timeout_s <= 0 || cv.timeout_s > 120) cv.timeout_s = 120;
+    run_result_t r = run_cmd(&cv, argv, RUN_CALIBRATE, tpath, log);
+    gt_trace_t t;
+    gt_trace_init(&t);
+    if (r.code != 0) {
+      FILE *f = fopen(log, "r");
+      char last[200] = "";
+      if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+          if (strstr(line, "gemmtune verify:")) snprintf(last, sizeof last, "%s", line);
+        fclose(f);
+      }
+      size_t l = strlen(last);
+      while (l && last[l - 1] == '\n') last[--l] = '\0';
+      snprintf(c->why, sizeof c->why, "calibration run exited %d%s%s", r.code, last[0] ? ": " : "",
+               last);
+    } else if (access(tpath, R_OK) != 0) {
+      snprintf(c->why, sizeof c->why, "calibration run wrote no trace");
+    } else if (gt_trace_read(tpath, &t) != GT_OK) {
+      snprintf(c->why, sizeof c->why, "calibration trace: %s", gt_err_msg());
+    } else if (gt_engage_expected_from_trace(&t, &c->set) != GT_OK) {
+      snprintf(c->why, sizeof c->why, "%s", gt_err_msg());
+    } else {
+      c->ok = true;
+    }
+    gt_trace_free(&t);
+  }
+  if (!c->ok) {
+    snprintf(it->expected_why, sizeof it->expected_why, "%s", c->why);
+    return;
+  }
+  for (int i = 0; i < c->set.n; i++) gt_kset_add(&it->expected, c->set.names[i]);
+  it->expected_known = true;
+}
+
+/* ---- end to end ------------------------------------------------------------------------------ */
+
+typedef struct metric_pick {
+  char name[64], unit[32];
+  bool chosen;
+} metric_pick_t;
+
+/* The run's value of the chosen metric (median of its lines); NAN when it printed none. The
+ * first metric seen in any run is the one chosen. */
+static double run_metric(const char *log, metric_pick_t *m) {
+  FILE *f = fopen(log, "r");
+  if (!f) return NAN;
+  double vals[4096];
+  size_t n = 0;
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    char name[64], unit[32];
+    double v;
+    if (!gt_engage_parse_metric(line, name, sizeof name, &v, unit, sizeof unit)) continue;
+    if (!m->chosen) {
+      snprintf(m->name, sizeof m->name, "%s", name);
+      snprintf(m->unit, sizeof m->unit, "%s", unit);
+      m->chosen = true;
+    }
+    if (strcmp(name, m->name) == 0 && n < sizeof vals / sizeof vals[0]) vals[n++] = v;
+  }
+  free(line);
+  fclose(f);
+  return n ? gt_stats_median(vals, n) : NAN;
+}
+
+typedef struct e2e_out {
+  bool ran, ok;
+  bool by_metric;
+  metric_pick_t metric;
+  gt_e2e_t e;
+  int failed_runs;
+  char why[256];
+} e2e_out_t;
+
+static void run_e2e(const verify_ctx_t *v, char **cmd, int runs, int warmup, e2e_out_t *o) {
+  memset(o, 0, sizeof *o);
+  o->ran = true;
+  int total = 2 * (runs + warmup);
+  double *wall[2], *met[2];
+  for (int s = 0; s < 2; s++) {
+    wall[s] = calloc((size_t)runs + 1, sizeof **wall);
+    met[s] = calloc((size_t)runs + 1, sizeof **met);
+  }
+  size_t n[2] = {0, 0};
+  bool all_metric = true;
+  double t0 = gt_cli_now();
+  for (int i = 0; i < runs + warmup; i++) {
+    /* ABBA order: neither side always runs first (caches, clocks, page cache warm up). */
+    for (int j = 0; j < 2; j++) {
+      int side = (i % 2 == 0) ? j : 1 - j; /* 0 = with the DB, 1 = without */
+      char log[4400];
+      snprintf(log, sizeof log, "%s/e2e-%d-%s.log", v->work, i, side == 0 ? "with" : "without");
+      gt_cli_progress("verify", "end to end", (size_t)(2 * i + j + 1), (size_t)total,
+                      gt_cli_now() - t0);
+      run_result_t r = run_cmd(v, cmd, side == 0 ? RUN_WITH : RUN_WITHOUT, NULL, log);
+      if (r.code != 0) {
+        o->failed_runs++;
+        gt_cli_progress_clear();
+        fprintf(stderr, "gemmtune verify: end-to-end run %d %s the DB exited %d; its output:\n",
+                i + 1, side == 0 ? "with" : "without", r.code);
+        print_tail(log, 10);
+        continue;
+      }
+      double m = run_metric(log, &o->metric);
+      if (i < warmup) continue;
+      wall[side][n[side]] = r.wall_s;
+      met[side][n[side]] = m;
+      if (!isfinite(m)) all_metric = false;
+      n[side]++;
+    }
+  }
+  gt_cli_progress_clear();
+  o->by_metric = o->metric.chosen && all_metric;
+  bool higher = o->by_metric && gt_engage_metric_higher_better(o->metric.unit);
+  gt_status_t s = o->by_metric ? gt_engage_e2e(met[0], n[0], met[1], n[1], higher, &o->e)
+                               : gt_engage_e2e(wall[0], n[0], wall[1], n[1], false, &o->e);
+  o->ok = s == GT_OK;
+  if (!o->ok) snprintf(o->why, sizeof o->why, "%s", gt_err_msg());
+  for (int sd = 0; sd < 2; sd++) {
+    free(wall[sd]);
+    free(met[sd]);
+  }
+}
+
+/* ---- report ---------------------------------------------------------------------------------- */
+
+static void fmt_us(char *b, size_t n, double ns) {
+  if (ns <= 0) snprintf(b, n, "-");
+  else snprintf(b, n, "%.1f", ns / 1e3);
+}
+
+static void print_items_table(const gt_engage_report_t *rep, const gt_trace_t *trace) {
+  for (size_t i = 0; i < rep->n; i++) {
+    const gt_engage_item_t *it = &rep->items[i];
+    char desc[300];
+    gt_problem_describe(&it->key, desc, sizeof desc);
+    char tag[32];
+    snprintf(tag, sizeof tag, "[%s]", gt_engage_verdict_name(it->verdict));
+    printf("%-14s %s", tag, desc);
+    if (it->issued) printf("  via %s", it->entry[0] ? it->entry : "?");
+    printf("\n");
+    if (it->issued)
+      printf("%-14s calls %" PRIu64 ", hits %" PRIu64 ", shim decision %s\n", "", it->calls,
+             it->hits, gt_shim_decision_name(it->decision));
+    if (it->row)
+      printf("%-14s row: %s/%s (%s), %.3f us vs baseline %.3f us = %.3fx\n", "", it->row->provider,
+             it->row->instance, it->row->lib, it->row->time_us, it->row->baseline_us,
+             it->row->speedup);
+    if (it->issued && it->row && it->expected_known) {
+      for (int e = 0; e < it->expected.n; e++) {
+        const gt_trace_kernel_t *k = trace ? gt_trace_find(trace, it->expected.names[e]) : NULL;
+        if (k)
+          printf("%-14s expected kernel %s: ran %" PRIu64 " times (%" PRIu64
+                 " from graphs), %.1f us total\n",
+                 "", it->expected.names[e], k->calls, k->graph_launches, (double)k->total_ns / 1e3);
+        else
+          printf("%-14s expected kernel %s: %s\n", "", it->expected.names[e],
+                 rep->trace_ok ? "never ran" : "(no trace)");
+      }
+    }
+    printf("%-14s %s\n\n", "", it->why);
+  }
+}
+
+static void print_items_fmt(const gt_engage_report_t *rep, gt_fmt_t fmt) {
+  static const char *const names[] = {"verdict", "calls", "hits", "kernel_runs", "gpu_us",
+                                      "speedup", "entry", "key", "provider", "instance",
+                                      "expected", "why"};
+  static const bool num[] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0};
+  gt_table_t t;
+  gt_table_begin(&t, stdout, fmt, 12, names, num);
+  for (size_t i = 0; i < rep->n; i++) {
+    const gt_engage_item_t *it = &rep->items[i];
+    char calls[32] = "-", hits[32] = "-", runs[32] = "-", gpu[32], sp[32] = "-", key[1024],
+         exp[1200] = "";
+    if (it->issued) {
+      snprintf(calls, sizeof calls, "%" PRIu64, it->calls);
+      snprintf(hits, sizeof hits, "%" PRIu64, it->hits);
+    }
+    if (it->kernel_runs) snprintf(runs, sizeof runs, "%" PRIu64, it->kernel_runs);
+    fmt_us(gpu, sizeof gpu, it->gpu_ns);
+    if (it->row) snprintf(sp, sizeof sp, "%.4g", it->row->speedup);
+    gt_problem_format_key(&it->key, key, sizeof key);
+    gt_kset_str(&it->expected, exp, sizeof exp);
+    const char *cells[] = {gt_engage_verdict_name(it->verdict), calls, hits, runs, gpu, sp,
+                           it->entry, key, it->row ? it->row->provider : "",
+                           it->row ? it->row->instance : "", exp, it->why};
+    gt_table_row(&t, cells);
+  }
+  gt_table_end(&t);
+}
+
+/* GEMM kernels the trace shows that no engaged key accounts for (the default path still running,
+ * or GEMMs the DB has no row for), largest first. */
+static void print_other_gemms(FILE *f, const gt_engage_report_t *rep, const gt_trace_t *trace) {
+  const gt_trace_kernel_t *top[5] = {0};
+  for (size_t k = 0; k < trace->n; k++) {
+    const gt_trace_kernel_t *tk = &trace->k[k];
+    if (!gt_engage_is_gemm_name(tk->name)) continue;
+    bool expected = false;
+    for (size_t i = 0; i < rep->n && !expected; i++)
+      expected = rep->items[i].expected_known && gt_kset_has(&rep->items[i].expected, tk->name);
+    if (expected) continue;
+    for (int j = 0; j < 5; j++) {
+      if (!top[j] || tk->total_ns > top[j]->total_ns) {
+        memmove(&top[j + 1], &top[j], (size_t)(4 - j) * sizeof top[0]);
+        top[j] = tk;
+        break;
+      }
+    }
+  }
+  if (!top[0]) return;
+  fprintf(f, "GEMM kernels not from a tuned row (largest first):\n");
+  for (int j = 0; j < 5 && top[j]; j++)
+    fprintf(f, "  %5.1f%%  %8" PRIu64 " launches  %s\n",
+            rep->total_ns > 0 ? 100.0 * (double)top[j]->total_ns / rep->total_ns : 0,
+            top[j]->calls, top[j]->name);
+}
+
+static void rm_work(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    unlink(p);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+int gt_cmd_verify(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--calibrate-row") == 0) return calibrate_row(argc, argv);
+  static const struct option opts[] = {{"db", required_argument, 0, V_DB},
+                                       {"runs", required_argument, 0, V_RUNS},
+                                       {"warmup", required_argument, 0, V_WARMUP},
+                                       {"no-e2e", no_argument, 0, V_NOE2E},
+                                       {"format", required_argument, 0, V_FORMAT},
+                                       {"help", no_argument, 0, V_HELP},
+                                       {"keep", required_argument, 0, V_KEEP},
+                                       {"lib", required_argument, 0, V_LIB},
+                                       {"trace-lib", required_argument, 0, V_TRACELIB},
+                                       {"timeout", required_argument, 0, V_TIMEOUT},
+                                       {0, 0, 0, 0}};
+  const char *db_path = NULL, *keep = NULL, *lib = NULL, *tlib = NULL;
+  int runs = 5, warmup = 1;
+  bool e2e = true;
+  double timeout_s = 0;
+  gt_fmt_t fmt = GT_FMT_TABLE;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    char *end = NULL;
+    switch (c) {
+      case 'h':
+      case V_HELP: printf("%s", k_help); return 0;
+      case V_DB: db_path = optarg; break;
+      case V_RUNS:
+      case V_WARMUP: {
+        long x = strtol(optarg, &end, 10);
+        if (!*optarg || *end || x < (c == V_RUNS ? 1 : 0) || x > 1000)
+          return gt_cli_usage_error("verify", "%s wants an integer %s, got '%s'",
+                                    c == V_RUNS ? "--runs" : "--warmup",
+                                    c == V_RUNS ? "1..1000" : "0..1000", optarg);
+        if (c == V_RUNS) runs = (int)x;
+        else warmup = (int)x;
+        break;
+      }
+      case V_TIMEOUT:
+        timeout_s = strtod(optarg, &end);
+        if (!*optarg || *end || !(timeout_s > 0))
+          return gt_cli_usage_error("verify", "--timeout wants seconds > 0, got '%s'", optarg);
+        break;
+      case V_NOE2E: e2e = false; break;
+      case V_FORMAT:
+        if (gt_cli_parse_format("verify", optarg, &fmt)) return EX_USAGE_;
+        break;
+      case V_KEEP: keep = optarg; break;
+      case V_LIB: lib = optarg; break;
+      case V_TRACELIB: tlib = optarg; break;
+      default: return gt_cli_usage_error("verify", "unknown option");
+    }
+  }
+  if (!db_path) return gt_cli_usage_error("verify", "--db DB is required (the tuned DB to deploy)");
+  if (optind >= argc) return gt_cli_usage_error("verify", "expected -- CMD [ARGS...] after the options");
+  char **cmd = argv + optind;
+
+  gt_db_t db;
+  gt_db_init(&db);
+  gt_status_t s = gt_db_read(db_path, &db);
+  if (s != GT_OK) return gt_cli_fail("verify", s);
+  char db_abs[4096];
+  if (!realpath(db_path, db_abs)) snprintf(db_abs, sizeof db_abs, "%s", db_path);
+
+  char libbuf[4096], tlibbuf[4096];
+  if (!lib) lib = gt_runtime_find_lib("libgemmtune_preload.so", "GEMMTUNE_PRELOAD_LIB", libbuf,
+                                      sizeof libbuf);
+  if (!lib || access(lib, R_OK) != 0) {
+    fprintf(stderr, "gemmtune verify: cannot find libgemmtune_preload.so (built only with CUDA; "
+                    "set GEMMTUNE_PRELOAD_LIB or --lib)\n");
+    gt_db_free(&db);
+    return EX_UNAVAILABLE_;
+  }
+  char trace_unavail[600] = "";
+  if (!tlib) tlib = gt_runtime_find_lib("libgemmtune_trace.so", "GEMMTUNE_TRACE_LIB", tlibbuf,
+                                        sizeof tlibbuf);
+  const char *inj = getenv("CUDA_INJECTION64_PATH");
+  if (!tlib || access(tlib, R_OK) != 0) {
+    snprintf(trace_unavail, sizeof trace_unavail,
+             "libgemmtune_trace.so was not found (set GEMMTUNE_TRACE_LIB or --trace-lib)");
+    tlib = NULL;
+  } else if (inj && *inj) {
+    snprintf(trace_unavail, sizeof trace_unavail,
+             "CUDA_INJECTION64_PATH is already set (%.400s): another tool injects into CUDA, so "
+             "the tracer cannot",
+             inj);
+    tlib = NULL;
+  }
+
+  char work[4096];
+  if (keep) {
+    if (mkdir(keep, 0755) != 0 && errno != EEXIST) {
+      fprintf(stderr, "gemmtune verify: cannot create %s: %s\n", keep, strerror(errno));
+      gt_db_free(&db);
+      return EX_IOERR_;
+    }
+    if (!realpath(keep, work)) snprintf(work, sizeof work, "%s", keep);
+    /* Files of an earlier run in the same folder must not pass for this run's. */
+    DIR *d = opendir(work);
+    if (d) {
+      struct dirent *e;
+      while ((e = readdir(d)))
+        if (has_prefix_suffix(e->d_name, "stats-", ".csv") ||
+            has_prefix_suffix(e->d_name, "trace-", ".csv") ||
+            has_prefix_suffix(e->d_name, "calib-", ".csv")) {
+          char p[4400];
+          snprintf(p, sizeof p, "%s/%s", work, e->d_name);
+          unlink(p);
+        }
+      closedir(d);
+    }
+  } else {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(work, sizeof work, "%s/gemmtune-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(work)) {
+      fprintf(stderr, "gemmtune verify: cannot create a temporary folder: %s\n", strerror(errno));
+      gt_db_free(&db);
+      return EX_IOERR_;
+    }
+  }
+  verify_ctx_t v = {db_abs, lib, tlib, work, timeout_s};
+  FILE *sf = fmt == GT_FMT_TABLE ? stdout : stderr;
+
+  /* ---- the traced run ---- */
+  char cmdline[1024] = "";
+  for (char **a = cmd; *a; a++) {
+    size_t l = strlen(cmdline);
+    snprintf(cmdline + l, sizeof cmdline - l, "%s%s", l ? " " : "", *a);
+  }
+  fprintf(sf, "verify: DB %s (%zu rows), command: %s\n", db_path, db.n, cmdline);
+  char tpath[4400], tlog[4400];
+  snprintf(tpath, sizeof tpath, "%s/trace-%%p.csv", work);
+  snprintf(tlog, sizeof tlog, "%s/traced.log", work);
+  gt_cli_progress("verify", "traced run", 0, 0, 0);
+  run_result_t tr = run_cmd(&v, cmd, RUN_TRACED, tlib ? tpath : NULL, tlog);
+  gt_cli_progress_clear();
+  if (tr.code != 0) {
+    if (tr.timed_out)
+      fprintf(stderr, "gemmtune verify: the command timed out after %.0f s in the traced run; "
+                      "its output:\n", timeout_s);
+    else
+      fprintf(stderr, "gemmtune verify: the command exited %d in the traced run; its output:\n",
+              tr.code);
+    print_tail(tlog, 20);
+  }
+
+  gt_shim_stats_t stats;
+  char stats_why[600] = "";
+  int nstats = read_stats(work, &stats, stats_why, sizeof stats_why);
+  bool stats_ok = nstats > 0;
+  if (nstats == 0)
+    snprintf(stats_why, sizeof stats_why,
+             "the shim wrote no GEMMTUNE_STATS file: the command never called cuBLAS through it, or "
+             "the shim does not support GEMMTUNE_STATS");
+  gt_trace_t trace;
+  int ntrace = 0;
+  gt_trace_init(&trace);
+  if (tlib) ntrace = read_traces(work, "trace-", &trace);
+  bool have_trace = ntrace > 0;
+  if (!tlib) {
+    gt_trace_set_state(&trace, GT_TRACE_UNVERIFIED, "%s", trace_unavail);
+    have_trace = true;
+  } else if (!have_trace) {
+    gt_trace_set_state(&trace, GT_TRACE_UNVERIFIED, "%s",
+                       "the tracer wrote no trace: the command never initialised CUDA, or the "
+                       "driver could not load libgemmtune_trace.so");
+    have_trace = true;
+  }
+  fprintf(sf, "traced run: exit %d in %.1f s; shim counters: %s; kernel trace: %s",
+          tr.code, tr.wall_s, stats_ok ? "read" : "missing", gt_trace_state_name(trace.state));
+  if (trace.state == GT_TRACE_OK)
+    fprintf(sf, ", %" PRIu64 " kernel launches from %d process%s", trace.records, trace.files,
+            trace.files == 1 ? "" : "es");
+  else
+    fprintf(sf, " (%s)", trace.reason);
+  fprintf(sf, "\n");
+  if (stats_ok)
+    for (size_t i = 0; i < stats.nu; i++)
+      fprintf(sf, "passed through without a key (the shim did not handle these calls): %" PRIu64
+                  " calls of %s\n",
+              stats.u[i].calls, stats.u[i].entry);
+  if (trace.dropped)
+    fprintf(stderr, "gemmtune verify: warning: CUPTI dropped %" PRIu64 " kernel records; counts "
+                    "are lower bounds\n", trace.dropped);
+
+  gt_engage_report_t rep;
+  s = gt_engage_build(&db, stats_ok ? &stats : NULL, &rep);
+  if (s != GT_OK) {
+    gt_db_free(&db);
+    return gt_cli_fail("verify", s);
+  }
+  /* Expected kernels for every issued key with a row that the shim served. */
+  calib_cache_t *cache = calloc(db.n + 1, sizeof *cache);
+  size_t ncache = 0;
+  for (size_t i = 0; i < rep.n; i++) {
+    gt_engage_item_t *it = &rep.items[i];
+    if (!it->issued || !it->row) continue;
+    if (it->hits < it->calls) shim_note_for(tlog, &it->key, it->shim_note, sizeof it->shim_note);
+    if (it->hits == 0) continue;
+    if (trace.state != GT_TRACE_OK) {
+      snprintf(it->expected_why, sizeof it->expected_why, "not calibrated without a trace");
+      continue;
+    }
+    gt_cli_progress("verify", "calibrate", ncache + 1, 0, 0);
+    calibrate_item(&v, it, cache, &ncache, db.n + 1);
+  }
+  gt_cli_progress_clear();
+  for (size_t i = 0; i < ncache; i++) gt_kset_free(&cache[i].set);
+  free(cache);
+  gt_engage_judge(&db, &trace, stats_ok, stats_why, &rep);
+
+  if (fmt == GT_FMT_TABLE) {
+    printf("\n");
+    print_items_table(&rep, &trace);
+  } else {
+    print_items_fmt(&rep, fmt);
+  }
+
+  /* ---- GPU time and the Amdahl bound ---- */
+  if (rep.trace_ok && rep.total_ns > 0) {
+    fprintf(sf, "GPU kernel time (traced run, DB in place): %.3f ms; GEMM kernels %.1f%%",
+            rep.total_ns / 1e6, 100 * rep.gemm_share);
+    if (rep.tuned_ns > 0)
+      fprintf(sf, "; tuned keys %.1f%% (their rows' speedup %.3fx, weighted by GPU time)",
+              100 * rep.tuned_ns / rep.total_ns, rep.tuned_speedup);
+    fprintf(sf, "\n");
+    if (rep.tuned_ns > 0)
+      fprintf(sf, "Amdahl bound: the DB can make the GPU work at most %.3fx faster: "
+                  "1 / (1 - %.3f x (1 - 1/%.3f)), where %.1f%% is the tuned keys' share of GPU "
+                  "time had they run the baseline\n",
+              rep.amdahl_gain, rep.tuned_share_base, rep.tuned_speedup,
+              100 * rep.tuned_share_base);
+    else
+      fprintf(sf, "Amdahl bound: no engaged key, so the DB gains nothing (1.000x)\n");
+    if (rep.gemm_ceiling > 0)
+      fprintf(sf, "Ceiling: even GEMMs that took no time would give at most %.2fx\n",
+              rep.gemm_ceiling);
+    print_other_gemms(sf, &rep, &trace);
+  }
+
+  /* ---- end to end ---- */
+  e2e_out_t eo;
+  memset(&eo, 0, sizeof eo);
+  if (e2e) {
+    run_e2e(&v, cmd, runs, warmup, &eo);
+    if (!eo.ok) {
+      fprintf(sf, "End to end: not measured: %s\n", eo.why);
+    } else {
+      const char *what = eo.by_metric ? eo.metric.name : "wall time";
+      const char *unit = eo.by_metric ? eo.metric.unit : "s";
+      fprintf(sf, "End to end (%zu runs each, interleaved, %s in %s%s):\n", eo.e.n_with, what,
+              unit, eo.by_metric ? " from 'gemmtune-metric:' lines" : "");
+      fprintf(sf, "  with the DB:     %.6g  (quartiles %.6g .. %.6g)\n", eo.e.med_with,
+              eo.e.q25_with, eo.e.q75_with);
+      fprintf(sf, "  without the DB:  %.6g  (quartiles %.6g .. %.6g)\n", eo.e.med_without,
+              eo.e.q25_without, eo.e.q75_without);
+      fprintf(sf, "  speedup:         %.3fx  (%.3fx .. %.3fx from the quartiles)%s\n",
+              eo.e.speedup, eo.e.speedup_lo, eo.e.speedup_hi,
+              eo.e.significant ? (eo.e.speedup > 1 ? ": faster" : ": slower")
+                               : ": within the noise");
+      if (rep.amdahl_gain > 0 && rep.tuned_ns > 0)
+        fprintf(sf, "  (the Amdahl bound above is %.3fx)\n", rep.amdahl_gain);
+    }
+  }
+
+  /* ---- outcome ---- */
+  int code = rep.pass ? 0 : 1;
+  fprintf(sf, "\n%s\n", rep.summary);
+  if (tr.code != 0) {
+    if (tr.timed_out)
+      fprintf(sf, "FAIL: the command timed out after %.0f s in the traced run\n", timeout_s);
+    else
+      fprintf(sf, "FAIL: the command itself exited %d in the traced run\n", tr.code);
+    code = 1;
+  }
+  if (eo.failed_runs) {
+    fprintf(sf, "FAIL: %d end-to-end run%s of the command failed\n", eo.failed_runs,
+            eo.failed_runs == 1 ? "" : "s");
+    code = 1;
+  }
+  if (keep) fprintf(sf, "logs, counters and traces: %s\n", work);
+  else rm_work(work);
+  gt_engage_report_free(&rep);
+  gt_trace_free(&trace);
+  gt_shim_stats_free(&stats);
+  gt_db_free(&db);
+  return code;
+}

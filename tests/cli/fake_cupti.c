@@ -1,0 +1,101 @@
+/* A stand-in libcupti for test_verify_cpu.sh: lets libgemmtune_trace.so run its whole path
+ * (subscribe, register buffers, enable, flush at exit, read records, count drops) in a process
+ * without a GPU. Loaded through GEMMTUNE_CUPTI_LIB. On flush it hands the tracer one buffer of
+ * kernel records in the real CUpti_ActivityKernel10 layout:
+ *   fake_gemm_kernel  x3 (durations 100, 200, 300 ns; 2 of them from a graph replay; streams 7, 9)
+ *   fake_elementwise  x1 (50 ns)
+ * Environment: FAKE_CUPTI_TAKEN=1 makes subscribing fail as when Nsight Systems holds CUPTI;
+ * FAKE_CUPTI_DROPPED=N reports N dropped records. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+static CUpti_BuffersCallbackRequestFunc g_req;
+static CUpti_BuffersCallbackCompleteFunc g_done;
+
+CUptiResult cuptiGetResultString(CUptiResult r, const char **s) {
+  *s = r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : "CUPTI_ERROR_FAKE";
+  return CUPTI_SUCCESS;
+}
+
+static CUptiResult subscribe(char *other, size_t cap) {
+  const char *t = getenv("FAKE_CUPTI_TAKEN");
+  if (t && *t == '1') {
+    if (other && cap) {
+      strncpy(other, "Nsight Systems", cap - 1);
+      other[cap - 1] = '\0';
+    }
+    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u) {
+  (void)f, (void)u;
+  *s = (CUpti_SubscriberHandle)1;
+  return subscribe(NULL, 0);
+}
+
+CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u,
+                              CUpti_SubscriberParams *p) {
+  (void)f, (void)u;
+  *s = (CUpti_SubscriberHandle)1;
+  return subscribe(p ? p->oldSubscriberName : NULL, p ? p->oldSubscriberSize : 0);
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                           CUpti_BuffersCallbackCompleteFunc done) {
+  g_req = req;
+  g_done = done;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind k) {
+  return k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_KIND;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec) {
+  uint8_t *next = *rec ? (uint8_t *)*rec + sizeof(CUpti_ActivityKernel10) : buf;
+  if (next + sizeof(CUpti_ActivityKernel10) > buf + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *rec = (CUpti_Activity *)next;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t stream, size_t *dropped) {
+  (void)c, (void)stream;
+  const char *d = getenv("FAKE_CUPTI_DROPPED");
+  *dropped = d ? (size_t)atol(d) : 0;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+  (void)flag;
+  if (!g_req || !g_done) return CUPTI_ERROR_NOT_INITIALIZED;
+  uint8_t *buf = NULL;
+  size_t size = 0, maxn = 0;
+  g_req(&buf, &size, &maxn);
+  static const struct {
+    const char *name;
+    uint64_t ns;
+    uint32_t stream, graph;
+  } k[] = {{"fake_gemm_kernel", 100, 7, 0},
+           {"fake_gemm_kernel", 200, 7, 3},
+           {"fake_gemm_kernel", 300, 9, 3},
+           {"fake_elementwise", 50, 7, 0}};
+  size_t n = sizeof k / sizeof k[0];
+  if (!buf || size < n * sizeof(CUpti_ActivityKernel10)) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (size_t i = 0; i < n; i++) {
+    CUpti_ActivityKernel10 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    r.name = k[i].name;
+    r.start = 1000 * (i + 1);
+    r.end = r.start + k[i].ns;
+    r.streamId = k[i].stream;
+    r.graphId = k[i].graph;
+    memcpy(buf + i * sizeof r, &r, sizeof r);
+  }
+  g_done(NULL, 0, buf, size, n * sizeof(CUpti_ActivityKernel10));
+  return CUPTI_SUCCESS;
+}
