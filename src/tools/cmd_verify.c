@@ -543,7 +543,9 @@ static void print_items_table(const gt_engage_report_t *rep, const gt_trace_t *t
              it->row->speedup);
     if (it->issued && it->row && it->expected_known) {
       for (int e = 0; e < it->expected.n; e++) {
-        const gt_trace_kernel_t *k = trace ? gt_trace_find(trace, it->expected.names[e]) : NULL;
+        gt_trace_kernel_t sum;
+        const gt_trace_kernel_t *k =
+            trace ? gt_engage_trace_match(trace, it->expected.names[e], &sum) : NULL;
         if (k)
           printf("%-14s expected kernel %s: ran %" PRIu64 " times (%" PRIu64
                  " from graphs), %.1f us total\n",
@@ -594,7 +596,7 @@ static void print_other_gemms(FILE *f, const gt_engage_report_t *rep, const gt_t
     if (!gt_engage_is_gemm_name(tk->name)) continue;
     bool expected = false;
     for (size_t i = 0; i < rep->n && !expected; i++)
-      expected = rep->items[i].expected_known && gt_kset_has(&rep->items[i].expected, tk->name);
+      expected = rep->items[i].expected_known && gt_kset_matches(&rep->items[i].expected, tk->name);
     if (expected) continue;
     for (int j = 0; j < 5; j++) {
       if (!top[j] || tk->total_ns > top[j]->total_ns) {

@@ -49,6 +49,12 @@ gt_status_t gt_kset_add(gt_kset_t *s, const char *name) {
   return GT_OK;
 }
 
+bool gt_kset_matches(const gt_kset_t *s, const char *ran) {
+  for (int i = 0; i < s->n; i++)
+    if (gt_engage_kernel_match(s->names[i], ran)) return true;
+  return false;
+}
+
 bool gt_kset_has(const gt_kset_t *s, const char *name) {
   for (int i = 0; i < s->n; i++)
     if (strcmp(s->names[i], name) == 0) return true;
@@ -90,7 +96,7 @@ bool gt_engage_kernel_match(const char *expected, const char *ran) {
 }
 
 /* Launches and time of every traced kernel that matches `expected`. */
-static const gt_trace_kernel_t *trace_match(const gt_trace_t *t, const char *expected,
+const gt_trace_kernel_t *gt_engage_trace_match(const gt_trace_t *t, const char *expected,
                                             gt_trace_kernel_t *sum) {
   const gt_trace_kernel_t *exact = gt_trace_find(t, expected);
   memset(sum, 0, sizeof *sum);
@@ -274,7 +280,7 @@ static void judge_tuned(gt_engage_report_t *rep, gt_engage_item_t *it, const gt_
   for (int e = 0; e < it->expected.n; e++) {
     const char *name = it->expected.names[e];
     gt_trace_kernel_t sum;
-    const gt_trace_kernel_t *k = trace_match(trace, name, &sum);
+    const gt_trace_kernel_t *k = gt_engage_trace_match(trace, name, &sum);
     uint64_t c = k ? k->calls : 0, req = required_runs(rep, name);
     if (c < it->kernel_runs) it->kernel_runs = c;
     if (c == 0) {
@@ -404,7 +410,7 @@ void gt_engage_judge(const gt_db_t *db, const gt_trace_t *trace, bool stats_ok,
       if (it->verdict != GT_ENGAGE_ENGAGED && it->verdict != GT_ENGAGE_PARTLY) continue;
       for (int e = 0; e < it->expected.n; e++) {
         gt_trace_kernel_t sum;
-        const gt_trace_kernel_t *tk = trace_match(trace, it->expected.names[e], &sum);
+        const gt_trace_kernel_t *tk = gt_engage_trace_match(trace, it->expected.names[e], &sum);
         uint64_t req = required_runs(rep, it->expected.names[e]);
         if (tk && req) it->gpu_ns += (double)tk->total_ns * (double)it->hits / (double)req;
       }

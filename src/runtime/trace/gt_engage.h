@@ -38,6 +38,10 @@ extern "C" {
  * that differ only in the token saying how the epilogue treats C (bz / bx / badd ...), which
  * follows the call's pointers and beta rather than the tuned configuration. */
 bool gt_engage_kernel_match(const char *expected, const char *ran);
+/* The traced launches of `expected`: every traced kernel that matches it, summed into *sum (whose
+ * name is borrowed from expected). NULL when none ran. */
+const gt_trace_kernel_t *gt_engage_trace_match(const gt_trace_t *t, const char *expected,
+                                               gt_trace_kernel_t *sum);
 
 /* True when a kernel name alone says it is a GEMM: names starting nvjet, sm90_xmma, cutlass or
  * gt_sm90_ (gemmtune's own), or containing gemm, gemv or splitKreduce (case-insensitive). */
@@ -58,6 +62,8 @@ typedef struct gt_kset {
 /* Add a copy of name (duplicates ignored). GT_ERR_UNSUPPORTED when the set is full. */
 gt_status_t gt_kset_add(gt_kset_t *s, const char *name);
 bool gt_kset_has(const gt_kset_t *s, const char *name);
+/* Whether any kernel of s matches the traced kernel `ran` (gt_engage_kernel_match). */
+bool gt_kset_matches(const gt_kset_t *s, const char *ran);
 void gt_kset_free(gt_kset_t *s);
 /* "a, b" into buf. */
 void gt_kset_str(const gt_kset_t *s, char *buf, size_t cap);
