@@ -57,7 +57,7 @@ for s in "${stages[@]}"; do
     probe21)
       TAIL=35 run_stage probe21 ${T_PROBE:-420} python3 "$root/bench/probe21_bench.py" "$build/gemmtune" "$work" ;;
     kernels_nopdl)
-      TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GT_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
+      TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GEMMTUNE_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
     makerun)
       TAIL=40 run_stage makerun ${T_MAKERUN:-150} bash "$root/examples/run.sh" "$build" ;;
     space)

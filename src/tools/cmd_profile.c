@@ -106,6 +106,12 @@ int gt_cmd_profile(int argc, char **argv) {
     printf("device:  %s (%s, %d)  timing: %s, %d rounds x %d launches\n", dev.name, dev.arch,
            dev.sm_count, cs.so.measure.warm ? "warm" : "cold", r.rounds, r.launches);
     if (r.unavailable[0]) printf("unavailable: %s\n", r.unavailable);
+    if (r.throttled)
+      printf("THROTTLED: thermal or power clock events during the race (median SM clock %d MHz)\n",
+             r.sm_clock_mhz);
+    if (dev.busy_processes > 0)
+      printf("warning: %d other process(es) were using the GPU; timings may be noisy\n",
+             dev.busy_processes);
   }
   if (s != GT_OK) {
     fprintf(stderr, "gemmtune profile: %s\n", r.failure);

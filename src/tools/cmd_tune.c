@@ -54,6 +54,7 @@ typedef struct shape_outcome {
   size_t n_active, n_excluded, n_failed_gate, n_failed_run;
   char failure[400];
   double elapsed_s, estimate_s;
+  int throttled, sm_clock_mhz; /* clock-event (thermal/power) seen in a round; median SM clock */
   char faulted[1024]; /* candidates that killed a worker, comma separated */
 } shape_outcome_t;
 
@@ -103,6 +104,8 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, shape_outco
   o->n_excluded = r->n_excluded;
   o->elapsed_s = r->elapsed_s;
   o->estimate_s = r->estimate_s;
+  o->throttled = r->throttled;
+  o->sm_clock_mhz = r->sm_clock_mhz;
   snprintf(o->failure, sizeof o->failure, "%s", r->failure);
   for (size_t i = 0; i < r->n; i++) {
     if (r->c[i].disp == GT_DISP_FAILED_GATE) o->n_failed_gate++;
@@ -125,8 +128,8 @@ static void outcome_line(const shape_outcome_t *o, char *b, size_t n) {
   snprintf(fail, sizeof fail, "%s", o->failure[0] ? o->failure : "-");
   for (char *p = fail; *p; p++)
     if (*p == '\t' || *p == '\n') *p = ' ';
-  snprintf(b, n, "R\t%d\t%d\t%s\t%.17g\t%s\t%s\t%.17g\t%.17g\t%.17g\t%zu\t%zu\t%zu\t%zu\t%.17g/%.17g\t%s\n",
-           o->status, o->improved, o->base_name[0] ? o->base_name : "-", o->base_us,
+  snprintf(b, n, "R\t%d\t%d/%d/%d\t%s\t%.17g\t%s\t%s\t%.17g\t%.17g\t%.17g\t%zu\t%zu\t%zu\t%zu\t%.17g/%.17g\t%s\n",
+           o->status, o->improved, o->throttled, o->sm_clock_mhz, o->base_name[0] ? o->base_name : "-", o->base_us,
            o->best_prov[0] ? o->best_prov : "-", o->best_name[0] ? o->best_name : "-", o->best_us,
            o->threshold, o->noise, o->n_active, o->n_excluded, o->n_failed_gate, o->n_failed_run,
            o->elapsed_s, o->estimate_s, fail);
@@ -141,7 +144,9 @@ static bool outcome_parse(char *line, shape_outcome_t *o) {
   if (n != 16 || strcmp(f[0], "R")) return false;
   memset(o, 0, sizeof *o);
   o->status = atoi(f[1]);
-  o->improved = atoi(f[2]);
+  int improved = 0;
+  if (sscanf(f[2], "%d/%d/%d", &improved, &o->throttled, &o->sm_clock_mhz) != 3) return false;
+  o->improved = improved != 0;
   snprintf(o->base_name, sizeof o->base_name, "%s", f[3]);
   o->base_us = strtod(f[4], NULL);
   snprintf(o->best_prov, sizeof o->best_prov, "%s", f[5]);
@@ -540,6 +545,11 @@ int gt_cmd_tune(int argc, char **argv) {
                  o.best_name, o.best_us, 100 * o.threshold);
       else
         snprintf(note, sizeof note, "the baseline was fastest");
+    }
+    if (o.throttled) {
+      size_t nl = strlen(note);
+      snprintf(note + nl, sizeof note - nl, "%sTHROTTLED: thermal/power clock events in the race "
+               "(median SM clock %d MHz)", nl ? "; " : "", o.sm_clock_mhz);
     }
     if (o.n_failed_gate || o.n_failed_run) {
       size_t nl = strlen(note);

@@ -50,7 +50,7 @@ typedef struct kfunc {
 } kfunc_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Programmatic dependent launch of the main kernels: 1 on, 0 off (GT_KERNELS_PDL=0, or the
+/* Programmatic dependent launch of the main kernels: 1 on, 0 off (GEMMTUNE_KERNELS_PDL=0, or the
  * runtime refused the attribute once). Read without the lock: it only ever goes from 1 to 0. */
 static volatile int g_pdl = 1;
 static kdev_t g_dev[K_MAX_DEVICES];
@@ -293,7 +293,7 @@ static gt_status_t kernels_init(void) {
   if (d.cc_major != 9 || d.cc_minor != 0)
     return gt_err_set(GT_ERR_UNSUPPORTED, "own kernels are built for sm_90a; device %d is sm_%d%d",
                       dev, d.cc_major, d.cc_minor);
-  const char *pdl = getenv("GT_KERNELS_PDL");
+  const char *pdl = getenv("GEMMTUNE_KERNELS_PDL");
   if (pdl && strcmp(pdl, "0") == 0) g_pdl = 0;
   pthread_mutex_lock(&g_lock);
   if (!g_func) g_func = calloc(gt_kinstance_count, sizeof *g_func);
