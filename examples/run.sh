@@ -24,6 +24,6 @@ echo
 echo "== the DB that was written ($db):"
 cat "$db"
 echo
-echo "== step 6 (verify) starts here: each shape's key is looked up exactly as the runtime does"
+echo "== step 6 (verify) starts here: the first shape's key, looked up exactly as the runtime does"
 first=$(awk -F, 'NR==2{print $3","$4","$5}' "$shapes")
 "$gt" explain "$db" --linear "$first" || true

@@ -38,6 +38,9 @@ typedef struct gt_measure_opts {
 } gt_measure_opts_t;
 
 void gt_measure_opts_init(gt_measure_opts_t *o);
+/* The options a bench runs with: *in (or the defaults when in is NULL) with every unset or
+ * invalid field (rotate_factor, sample_target_us, timeout_s <= 0) replaced by its default. */
+void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out);
 
 /* What a device is: filled by describe(). */
 typedef struct gt_device_info {

@@ -45,3 +45,13 @@ void gt_measure_opts_init(gt_measure_opts_t *o) {
   o->sample_target_us = 2000.0;
   o->timeout_s = 10.0;
 }
+
+void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out) {
+  if (in)
+    *out = *in;
+  else
+    gt_measure_opts_init(out);
+  if (!(out->rotate_factor > 0)) out->rotate_factor = 3.0;
+  if (!(out->sample_target_us > 0)) out->sample_target_us = 2000.0;
+  if (!(out->timeout_s > 0)) out->timeout_s = 10.0;
+}

@@ -300,13 +300,7 @@ static gt_status_t cuda_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   struct gt_bench *b = calloc(1, sizeof *b);
   if (!b) return gt_err_set(GT_ERR_NOMEM, "CUDA harness: no host memory");
   b->p = *p;
-  if (o)
-    b->o = *o;
-  else
-    gt_measure_opts_init(&b->o);
-  if (!(b->o.rotate_factor > 0)) b->o.rotate_factor = 3.0;
-  if (!(b->o.sample_target_us > 0)) b->o.sample_target_us = 2000.0;
-  if (!(b->o.timeout_s > 0)) b->o.timeout_s = 10.0;
+  gt_measure_opts_resolve(o, &b->o);
   b->device = b->o.device;
   b->launches = b->o.launches > 0 ? b->o.launches : 0;
   if ((s = cuda_available(b->device)) != GT_OK) {
