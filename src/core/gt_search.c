@@ -309,10 +309,27 @@ gt_status_t gt_search_run(const gt_problem_t *p, const gt_search_opts_t *o,
    * does not). Running the baseline for a fixed time first makes the race start from the same
    * sustained state in every process, which is what a real workload sees. */
   if (o->settle_s > 0) {
+    /* Settle for settle_s, then on while the SM clock is still moving (it falls for a second or
+     * two as a cold GPU reaches its power limit), up to 10x settle_s: a process that starts
+     * cold and one that has been racing for minutes then both race at the plateau. */
     phase(ev, "settle", 0, 0);
     double ts = now_s(), us;
-    while (now_s() - ts < o->settle_s)
+    int clk[3] = {0, 0, 0}, nclk = 0;
+    for (;;) {
       if (h->time(b, bl, 0, &us) != GT_OK) break;
+      double el = now_s() - ts;
+      gt_telemetry_t t;
+      bool have = h->telemetry && h->telemetry(b, &t) == GT_OK && t.valid && t.sm_clock_mhz > 0;
+      if (have) {
+        clk[0] = clk[1], clk[1] = clk[2], clk[2] = t.sm_clock_mhz;
+        nclk++;
+      }
+      if (el < o->settle_s) continue;
+      if (!have || el >= 10 * o->settle_s) break;
+      int lo = clk[0], hi = clk[0];
+      for (int i = 1; i < 3; i++) lo = clk[i] < lo ? clk[i] : lo, hi = clk[i] > hi ? clk[i] : hi;
+      if (nclk >= 3 && hi - lo <= 15) break; /* stable within one or two clock steps */
+    }
   }
   int rounds = o->rounds > 0 ? o->rounds : 15;
   out->rounds = rounds;
