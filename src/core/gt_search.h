@@ -30,8 +30,9 @@ typedef struct gt_search_opts {
   int finalists;          /* candidates re-timed after the prune pass (default 6) */
   int rounds;             /* interleaved rounds (default 15) */
   double budget_s;        /* wall-clock budget for the prune pass per shape (0 = none) */
-  double settle_s;        /* run the baseline this long before the race so every process races
-                             at the clocks a sustained workload sees (default 0.3 s on CUDA) */
+  double settle_s;        /* run the baseline at least this long before the race, then until the
+                             SM clock is stable (at most 10x), so every process races at the
+                             clocks a sustained workload sees (default 0.3 s on CUDA) */
   int max_candidates;     /* per-provider cap passed to enumerate (0 = provider default) */
   bool exhaustive;        /* providers enumerate their whole space */
   const char *providers;  /* comma-separated provider names to use (NULL = all ready) */
