@@ -298,7 +298,6 @@ static gt_status_t run_shape_isolated(const gt_shape_t *sh, gt_search_opts_t so,
                     "without it\n", label, last_cand, why);
     size_t el = strlen(exclude);
     snprintf(exclude + el, sizeof exclude - el, "%s%s", el ? "," : "", last_cand);
-    if (strcmp(last_cand, "") && o) { /* the baseline itself faulting ends the shape */ }
   }
   memset(o, 0, sizeof *o);
   o->status = GT_ERR_DEVICE;
