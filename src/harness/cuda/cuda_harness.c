@@ -231,9 +231,7 @@ static gt_status_t cuda_available(int device) {
   gt_status_t s = context_usable();
   if (s != GT_OK) return s;
   int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
-  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  if ((s = gt_cuda_device_count(&n)) != GT_OK) return s;
   if (device < 0 || device >= n)
     return gt_err_set(GT_ERR_USAGE, "CUDA device %d does not exist (%d present)", device, n);
   return GT_OK;

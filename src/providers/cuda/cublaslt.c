@@ -579,10 +579,7 @@ static gt_status_t lt_init(void) {
   const gt_cublas_api_t *api;
   gt_status_t st = gt_cudalib_load_lt(&api);
   if (st != GT_OK) return st;
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
-  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  if ((st = gt_cuda_device_count(NULL)) != GT_OK) return st;
   return GT_OK;
 }
 

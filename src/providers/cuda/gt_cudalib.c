@@ -327,3 +327,12 @@ gt_status_t gt_cublas_err(cublasStatus_t st, const char *what, const char *file,
   return gt_err_set(s, "%s:%d: %s: %s%s%s%s", base_name(file), line, what,
                     gt_cublas_status_name(st), desc ? " (" : "", desc ? desc : "", desc ? ")" : "");
 }
+
+gt_status_t gt_cuda_device_count(int *count) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (count) *count = n;
+  if (e != cudaSuccess) return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
+  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  return GT_OK;
+}

@@ -220,6 +220,9 @@ bool gt_cuda_error_is_sticky(cudaError_t e);
 /* True once a sticky error or a hang was seen in this process (set by gt_cuda_err and by
  * the harness). The process must stop using the GPU; a driver can still report and exit. */
 bool gt_cuda_context_broken(void);
+/* GT_OK when at least one CUDA device answers; *count (may be NULL) receives how many. Otherwise
+ * GT_ERR_DEVICE with "no CUDA device[: reason]". */
+gt_status_t gt_cuda_device_count(int *count);
 /* Record that the context is unusable (a hang the harness gave up on). */
 void gt_cuda_mark_context_broken(void);
 

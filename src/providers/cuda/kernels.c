@@ -273,10 +273,8 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
 /* ---- provider entry points ----------------------------------------------------------------- */
 
 static gt_status_t kernels_init(void) {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
-  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  gt_status_t st = gt_cuda_device_count(NULL);
+  if (st != GT_OK) return st;
   // The two generated tables must describe the same instances in the same order.
   if (gt_kinstance_fn_count != gt_kinstance_count)
     return gt_err_set(GT_ERR_INTERNAL, "kernel tables disagree: %zu instances, %zu kernels",

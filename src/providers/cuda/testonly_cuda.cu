@@ -94,11 +94,8 @@ gt_status_t to_init(void) {
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
   if (!e || strcmp(e, "1") != 0)
     return gt_err_set(GT_ERR_UNSUPPORTED, "test-only provider: set GEMMTUNE_TEST_PROVIDERS=1");
-  int n = 0;
-  cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess)
-    return gt_err_set(GT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(err));
-  if (n == 0) return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  gt_status_t st = gt_cuda_device_count(NULL);
+  if (st != GT_OK) return st;
   return GT_OK;
 }
 
