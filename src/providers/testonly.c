@@ -7,28 +7,41 @@
  *   testonly_stale  correct on its first run, afterwards copies that first output again: passes a
  *                   check that reuses the inputs it was warmed on, fails one on fresh inputs.
  *   testonly_fault  run() fails with GT_ERR_DEVICE "planted fault".
+ * With GEMMTUNE_TEST_PROVIDERS=all, two more that only an isolated worker survives
+ * (`gemmtune tune --isolate`): they prove the supervisor records them and carries on.
+ *   testonly_crash  run() raises SIGSEGV, like a kernel launch that corrupts the process.
+ *   testonly_hang   run() never returns, like a kernel that never finishes.
  *
  * Types as the cpu provider: f32, bf16 or f16 for all of A, B, C, D; f32 compute and scale. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/gt_dtype.h"
 #include "gt_provider.h"
 
 extern const gt_provider_t gt_provider_testonly;
 
-typedef enum to_kind { TO_WRONG = 1, TO_STALE, TO_FAULT } to_kind_t;
+typedef enum to_kind { TO_WRONG = 1, TO_STALE, TO_FAULT, TO_CRASH, TO_HANG } to_kind_t;
 
 static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] = "testonly_stale",
-                                      [TO_FAULT] = "testonly_fault"};
+                                      [TO_FAULT] = "testonly_fault", [TO_CRASH] = "testonly_crash",
+                                      [TO_HANG] = "testonly_hang"};
 
 static gt_status_t to_init(void) {
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
-  if (!e || strcmp(e, "1") != 0)
+  if (!e || (strcmp(e, "1") != 0 && strcmp(e, "all") != 0))
     return gt_err_set(GT_ERR_UNSUPPORTED,
                       "set GEMMTUNE_TEST_PROVIDERS=1 to enable planted test candidates");
   return GT_OK;
+}
+
+/* The last kind offered: crash and hang only when asked for by GEMMTUNE_TEST_PROVIDERS=all. */
+static int to_last_kind(void) {
+  const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
+  return e && strcmp(e, "all") == 0 ? TO_HANG : TO_FAULT;
 }
 
 static bool to_supports(const gt_problem_t *p, char *why, size_t cap) {
@@ -58,7 +71,7 @@ static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
                                 gt_cand_list_t *out) {
   char why[GT_REASON_MAX];
   bool ok = to_supports(p, why, sizeof why);
-  for (int k = TO_WRONG; k <= TO_FAULT; k++) {
+  for (int k = TO_WRONG; k <= to_last_kind(); k++) {
     gt_candidate_t c;
     to_make((to_kind_t)k, &c);
     if (!ok) {
@@ -72,7 +85,7 @@ static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
 }
 
 static gt_status_t to_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
-  for (int k = TO_WRONG; k <= TO_FAULT; k++)
+  for (int k = TO_WRONG; k <= to_last_kind(); k++)
     if (strcmp(name, k_names[k]) == 0) {
       char why[GT_REASON_MAX];
       if (!to_supports(p, why, sizeof why))
@@ -171,6 +184,9 @@ static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
       }
       return GT_OK;
     case TO_FAULT: return gt_err_set(GT_ERR_DEVICE, "planted fault");
+    case TO_CRASH: raise(SIGSEGV); return gt_err_set(GT_ERR_INTERNAL, "planted crash survived");
+    case TO_HANG:
+      for (;;) pause();
   }
   return gt_err_set(GT_ERR_INTERNAL, "testonly: bad candidate kind %d", (int)s->kind);
 }
