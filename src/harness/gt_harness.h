@@ -42,6 +42,12 @@ void gt_measure_opts_init(gt_measure_opts_t *o);
  * invalid field (rotate_factor, sample_target_us, timeout_s <= 0) replaced by its default. */
 void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out);
 
+/* alpha and beta every harness runs p with, non-trivial so a candidate that ignores them fails:
+ * 2 and -1 for integer data or GT_INIT_INT; otherwise 0.75 * 2^e with 2^e ~ 3/sqrt(k) (outputs
+ * stay O(1) whatever K is, and the scale is exact in every type) and -0.5. *beta is the value used
+ * when the problem reads C; callers store 0 when p->beta_zero. */
+void gt_harness_scalars(const gt_problem_t *p, gt_init_mode_t init, double *alpha, double *beta);
+
 /* What a device is: filled by describe(). */
 typedef struct gt_device_info {
   char name[64];            /* "NVIDIA H200" or the CPU model */

@@ -1,4 +1,5 @@
 /* Harness selection by backend and the measurement defaults (see gt_harness.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,4 +55,16 @@ void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out
   if (!(out->rotate_factor > 0)) out->rotate_factor = 3.0;
   if (!(out->sample_target_us > 0)) out->sample_target_us = 2000.0;
   if (!(out->timeout_s > 0)) out->timeout_s = 10.0;
+}
+
+static bool is_int_type(gt_dtype_t t) { return t == GT_DT_I8 || t == GT_DT_I32; }
+
+void gt_harness_scalars(const gt_problem_t *p, gt_init_mode_t init, double *alpha, double *beta) {
+  if (init == GT_INIT_INT || is_int_type(p->a_type) || is_int_type(p->d_type) ||
+      is_int_type(p->scale_type)) {
+    *alpha = 2.0, *beta = -1.0;
+  } else {
+    *alpha = 0.75 * ldexp(1.0, (int)lround(log2(3.0 / sqrt((double)p->k))));
+    *beta = -0.5;
+  }
 }

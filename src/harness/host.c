@@ -4,9 +4,8 @@
  * Inputs. Random decimals in [-1, 1) (integer element types: integers in [-16, 16]), or with
  * GT_INIT_INT small integers in [-3, 3]; never zero, so a candidate that skips an operand cannot
  * look right. Every value is drawn, stored in the operand's type and re-read, so the reference
- * sees exactly what the candidate sees. alpha and beta are non-trivial (a candidate that ignores
- * them fails): 2 and -1 for integer data or GT_INIT_INT, otherwise 0.75 * 2^e with 2^e ~ 3/sqrt(k)
- * (outputs stay O(1) whatever K is, and the scale is exact in every type) and -0.5.
+ * sees exactly what the candidate sees. alpha and beta come from gt_harness_scalars (non-trivial,
+ * so a candidate that ignores them fails).
  *
  * Cold timing. Timed launches rotate through input sets whose total is at least rotate_factor x
  * the last-level cache (capped at 1 GiB), so no candidate is timed on operands a previous launch
@@ -232,15 +231,8 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   b->b_elems = footprint(p->ldb, p->transb == GT_TRANS_N ? p->n : p->k, nb, p->stride_b);
   b->c_elems = footprint(p->ldc, p->n, nb, p->stride_c);
 
-  /* Scalars: see the file comment. */
   double alpha, beta;
-  if (b->o.init == GT_INIT_INT || is_int_type(p->a_type) || is_int_type(p->d_type) ||
-      is_int_type(p->scale_type)) {
-    alpha = 2.0, beta = -1.0;
-  } else {
-    alpha = 0.75 * ldexp(1.0, (int)lround(log2(3.0 / sqrt((double)p->k))));
-    beta = -0.5;
-  }
+  gt_harness_scalars(p, b->o.init, &alpha, &beta);
   gt_store_elem(&b->alpha_buf, p->scale_type, 0, alpha);
   gt_store_elem(&b->beta_buf, p->scale_type, 0, p->beta_zero ? 0.0 : beta);
 

@@ -4,8 +4,7 @@
  * Inputs follow the host harness: random decimals in [-1, 1) (integer element types: integers in
  * [-16, 16]), or with GT_INIT_INT small integers in [-3, 3]; never zero. They are drawn on the
  * device by a counter-based hash (gt_cuk_fill_random), so a bench of gigabytes opens quickly.
- * alpha and beta are the host harness's: 0.75 * 2^e with 2^e ~ 3/sqrt(k) and -0.5 for float data
- * (outputs stay O(1), the scale is exact in every type), 2 and -1 for integer data or GT_INIT_INT.
+ * alpha and beta come from gt_harness_scalars, the same values the host harness uses.
  *
  * Cold timing. Unless opts.warm, timed launches rotate through input sets totalling at least
  * rotate_factor x the L2 the device reports (cudaDevAttrL2CacheSize; 60 MB on an H200), so no
@@ -318,14 +317,7 @@ static gt_status_t cuda_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   b->bias = epi_has_bias(p->epilogue);
   const bool separate_c = !p->beta_zero && !b->inplace;
 
-  /* Scalars: see the file comment. */
-  if (b->o.init == GT_INIT_INT || is_int_type(p->a_type) || is_int_type(p->d_type) ||
-      is_int_type(p->scale_type)) {
-    b->alpha = 2.0, b->beta = -1.0;
-  } else {
-    b->alpha = 0.75 * ldexp(1.0, (int)lround(log2(3.0 / sqrt((double)p->k))));
-    b->beta = -0.5;
-  }
+  gt_harness_scalars(p, b->o.init, &b->alpha, &b->beta);
   gt_store_elem(&b->alpha_buf, p->scale_type, 0, b->alpha);
   gt_store_elem(&b->beta_buf, p->scale_type, 0, p->beta_zero ? 0.0 : b->beta);
   /* What the scale type actually holds (f16 scales round). */
