@@ -33,7 +33,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static bool in_list(const char *list, const char *name) {
+bool gt_search_name_in_list(const char *list, const char *name) {
   if (!list || !*list) return false;
   size_t n = strlen(name);
   for (const char *p = list; *p;) {
@@ -126,7 +126,7 @@ gt_status_t gt_search_run(const gt_problem_t *p, const gt_search_opts_t *o,
   for (size_t i = 0; i < gt_provider_count(); i++) {
     const gt_provider_t *prov = gt_provider_at(i);
     if (prov->backend != o->backend) continue;
-    if (o->providers && *o->providers && !in_list(o->providers, prov->name)) continue;
+    if (o->providers && *o->providers && !gt_search_name_in_list(o->providers, prov->name)) continue;
     if (gt_provider_ready(prov) != GT_OK) {
       if (ulen < sizeof out->unavailable)
         ulen += (size_t)snprintf(out->unavailable + ulen, sizeof out->unavailable - ulen,
@@ -160,7 +160,7 @@ gt_status_t gt_search_run(const gt_problem_t *p, const gt_search_opts_t *o,
       snprintf(r->why, sizeof r->why, "not selected (%s)",
                o->baseline_only ? "baseline only" : "--instance");
       out->n_excluded++;
-    } else if (in_list(o->exclude, r->cand.name)) {
+    } else if (gt_search_name_in_list(o->exclude, r->cand.name)) {
       r->disp = GT_DISP_FAILED_RUN;
       snprintf(r->why, sizeof r->why, "faulted or hung in an earlier attempt; not run again");
     } else {

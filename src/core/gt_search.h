@@ -57,6 +57,10 @@ typedef enum gt_disp {
 
 const char *gt_disp_name(gt_disp_t d); /* "passed", "failed-gate", ... */
 
+/* Whether name is one of the comma-separated names in list (exact match; NULL/"" = none). The
+ * one reading of --providers and of the exclusion list. */
+bool gt_search_name_in_list(const char *list, const char *name);
+
 typedef struct gt_cand_result {
   gt_candidate_t cand;
   gt_disp_t disp;

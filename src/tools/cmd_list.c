@@ -86,7 +86,8 @@ int gt_cmd_list(int argc, char **argv) {
   for (size_t i = 0; i < gt_provider_count(); i++) {
     const gt_provider_t *p = gt_provider_at(i);
     if (p->backend != cs.so.backend) continue;
-    if (cs.so.providers && !strstr(cs.so.providers, p->name)) continue;
+    if (cs.so.providers && *cs.so.providers && !gt_search_name_in_list(cs.so.providers, p->name))
+      continue;
     gt_err_clear();
     if (gt_provider_ready(p) != GT_OK) {
       const char *cells[] = {p->name, "-", "unavailable", gt_err_msg()};
