@@ -561,7 +561,7 @@ int gt_cmd_tune(int argc, char **argv) {
     snprintf(idx, sizeof idx, "%zu", i + 1);
     snprintf(bus, sizeof bus, o.base_us > 0 ? "%.3f" : "-", o.base_us);
     snprintf(best, sizeof best, o.best_us > 0 ? "%.3f" : "-", o.best_us);
-    snprintf(sp, sizeof sp, o.best_us > 0 && have_row ? "%.3f" : o.best_us > 0 ? "%.3f" : "-",
+    snprintf(sp, sizeof sp, o.best_us > 0 ? "%.3f" : "-",
              have_row ? row.speedup : o.base_us > 0 && o.best_us > 0 ? o.base_us / o.best_us : 0);
     snprintf(winner, sizeof winner, "%s%s%s", have_row ? row.provider : "",
              have_row ? "/" : "", have_row ? row.instance : "-");
@@ -583,7 +583,6 @@ int gt_cmd_tune(int argc, char **argv) {
   fclose(jf);
   if (cs.so.estimate_only) unlink(journal);
   if (fmt != GT_FMT_TABLE) gt_table_end(&t);
-  else free(t.rows);
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
    * which device and version it was established. */
   if (exit_code == 0 || exit_code == 1) {
