@@ -52,6 +52,15 @@ static void test_geometry(void **state) {
     smem = p->stages * (a_elems + b_elems) * 2;
     break;
   }
+  case GT_KFAM_WG: /* warpgroup + producer warp; ring of stages x (A + B) boxes, 1 KB alignment slack */
+    threads = 160;
+    smem = p->stages * (p->tile_m + p->tile_n) * p->tile_k * 2 + 1024;
+    assert_int_equal(p->tile_k % 64, 0);   /* whole 128-byte swizzle boxes */
+    assert_true(p->prefetch >= 1);
+    assert_int_equal(p->tile_m % 64, 0);   /* m64 wgmma blocks */
+    assert_int_equal(p->tile_m % p->splitk, 0);
+    assert_true(p->transa == GT_TRANS_T && p->transb == GT_TRANS_N);
+    break;
   default:
     fail_msg("%s: unknown family %d", in->name, (int)p->family);
   }
@@ -109,6 +118,10 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_TC, .dtype = GT_DT_BF16, .transa = GT_TRANS_N, .transb = GT_TRANS_T,
       .tile_m = 256, .tile_n = 128, .tile_k = 64, .warps_m = 4, .warps_n = 2, .stages = 5,
       .vec = 1, .splitk = 16}},
+    {"gt_sm90_wg_f16_tn_t128x16x256_s8_ks4_p32",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_F16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 128, .tile_n = 16, .tile_k = 256, .stages = 8, .vec = 8, .splitk = 4,
+      .prefetch = 32}},
 };
 
 static void test_good_name(void **state) {
@@ -146,6 +159,10 @@ static const bad_case_t k_bad[] = {
     {"warps_with_one_value", "gt_sm90_decodetc_bf16_tn_n8_m1_w8_u4_s1_ks1_v8", GT_ERR_DATA},
     {"trailing_x", "gt_sm90_tc_bf16_tn_t128x64x32x_w2x2_s4_ks1_a8", GT_ERR_DATA},
     {"empty_token", "gt_sm90_tc_bf16_tn__t128x64x32_w2x2_s4_ks1_a8", GT_ERR_DATA},
+    {"wg_missing_prefetch", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4", GT_ERR_DATA},
+    {"wg_with_alignment_token", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_a8", GT_ERR_DATA},
+    {"wg_stages_before_tile", "gt_sm90_wg_bf16_tn_s8_t128x16x64_ks4_p8", GT_ERR_DATA},
+    {"wg_zero_prefetch", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_p0", GT_ERR_DATA},
 };
 
 static void test_bad_name(void **state) {
@@ -174,6 +191,12 @@ static const unformattable_case_t k_unformattable[] = {
     {"zero_splitk", {.family = GT_KFAM_DECODETC, .dtype = GT_DT_F16, .transa = GT_TRANS_T,
                      .tile_m = 1, .tile_n = 8, .warps_m = 1, .warps_k = 8, .unroll = 4,
                      .stages = 1, .vec = 8, .splitk = 0}},
+    {"wg_vec_not_8", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                      .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 1,
+                      .splitk = 1, .prefetch = 8}},
+    {"wg_no_prefetch", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                        .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
+                        .splitk = 1, .prefetch = 0}},
 };
 
 static void test_unformattable(void **state) {

@@ -5,7 +5,9 @@
  * The problem is the BLAS column-major one: D[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C,
  * C and D with leading dimension ldc (they may alias, as in cublasGemmEx). With splits > 1 the
  * kernel writes fp32 partials to ws[split][n][m] instead of D, and the split-K reduce kernel sums
- * them in split order (deterministic), applies alpha/beta and writes D. */
+ * them in split order (deterministic), applies alpha/beta and writes D. The wg family reads A and
+ * B through TMA tensor maps the provider encodes per call (tma_a, tma_b; unused by the others)
+ * and reduces its splits inside a thread-block cluster, so it needs no workspace. */
 #ifndef GT_KERNEL_ARGS_H
 #define GT_KERNEL_ARGS_H
 
@@ -15,7 +17,19 @@
 extern "C" {
 #endif
 
+#ifdef __cplusplus
+#define GT_KARGS_ALIGN alignas(128)
+#else
+#define GT_KARGS_ALIGN _Alignas(128)
+#endif
+
+/* Same size and alignment as the driver's CUtensorMap (checked where it is encoded). */
+typedef struct gt_tmap {
+  GT_KARGS_ALIGN uint64_t opaque[16];
+} gt_tmap_t;
+
 typedef struct gt_kargs {
+  gt_tmap_t tma_a, tma_b; /* first: TMA needs them 64-byte (CUDA 13 declares 128) aligned in the parameter space */
   const void *A, *B, *C;
   void *D;
   float *ws;        /* splits * m * n floats when splits > 1, else NULL */

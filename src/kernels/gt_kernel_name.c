@@ -13,6 +13,7 @@ static const char *const k_family[GT_KFAM__COUNT] = {
     [GT_KFAM_DECODE] = "decode",
     [GT_KFAM_DECODETC] = "decodetc",
     [GT_KFAM_TC] = "tc",
+    [GT_KFAM_WG] = "wg",
 };
 
 #define K_PREFIX "gt"
@@ -35,6 +36,7 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
     return false;
   const char lay[3] = {p->transa == GT_TRANS_T ? 't' : 'n', p->transb == GT_TRANS_T ? 't' : 'n',
                        '\0'};
+  if (p->family != GT_KFAM_WG && p->prefetch != 0) return false; /* no token carries it */
   bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) && gt_name_append(buf, cap, "%s", K_ARCH) &&
             gt_name_append(buf, cap, "%s", k_family[p->family]) &&
             gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype)) &&
@@ -64,6 +66,14 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
            gt_name_append(buf, cap, "w%dx%d", p->warps_m, p->warps_n) &&
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
            gt_name_append(buf, cap, "a%d", p->vec);
+  case GT_KFAM_WG:
+    /* The element width is implied: TMA strides are 16-byte multiples. */
+    if (p->tile_m < 1 || p->tile_n < 1 || p->tile_k < 1 || p->stages < 1 || p->splitk < 1 ||
+        p->prefetch < 1 || p->vec != 8)
+      return false;
+    return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
+           gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
+           gt_name_append(buf, cap, "p%d", p->prefetch);
   default:
     return false;
   }
@@ -102,7 +112,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   out->family = (gt_kfamily_t)fam;
 
   static const int k_ntok[GT_KFAM__COUNT] = {
-      [GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12, [GT_KFAM_TC] = 10};
+      [GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12, [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9};
   if (t.n != k_ntok[fam])
     return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d", name, t.n,
                       k_family[fam], k_ntok[fam]);
@@ -157,6 +167,17 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
         (s = want_param(name, t.tok[9], "a", 1, &out->vec)))
       return s;
     break;
+  case GT_KFAM_WG:
+    if ((s = want_param(name, t.tok[5], "t", 3, w))) return s;
+    out->tile_m = w[0];
+    out->tile_n = w[1];
+    out->tile_k = w[2];
+    if ((s = want_param(name, t.tok[6], "s", 1, &out->stages)) ||
+        (s = want_param(name, t.tok[7], "ks", 1, &out->splitk)) ||
+        (s = want_param(name, t.tok[8], "p", 1, &out->prefetch)))
+      return s;
+    out->vec = 8;
+    break;
   default:
     return gt_err_set(GT_ERR_INTERNAL, "instance '%s': family without a grammar", name);
   }
@@ -175,7 +196,7 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
          a->transb == b->transb && a->tile_m == b->tile_m && a->tile_n == b->tile_n &&
          a->tile_k == b->tile_k && a->warps_m == b->warps_m && a->warps_n == b->warps_n &&
          a->warps_k == b->warps_k && a->unroll == b->unroll && a->stages == b->stages &&
-         a->vec == b->vec && a->splitk == b->splitk;
+         a->vec == b->vec && a->splitk == b->splitk && a->prefetch == b->prefetch;
 }
 
 int gt_kinstance_find(const char *name) {

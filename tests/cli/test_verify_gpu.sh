@@ -10,6 +10,8 @@
 #   4. libcupti unloadable: UNVERIFIED, never a pass; exit 1
 #   5. check: rows for another device are not applicable; every fixture row replays (exists and
 #      passes the gate; its placeholder times are not expected to reproduce)
+#   6. rows naming the Hopper TMA + wgmma own kernels (cluster launches) engage through the shim:
+#      the trace shows the wg instance itself running, graph replays included
 # Usage: bash test_verify_gpu.sh /path/to/gemmtune SRCDIR. Exits 77 (skipped) without a GPU.
 set -u
 GEMMTUNE=${1:?usage: test_verify_gpu.sh /path/to/gemmtune SRCDIR}
@@ -122,6 +124,19 @@ nrep=$(grep -Ec '^ +[0-9]+  (passes|slower|no longer wins) ' "$tmp/c2.out")
 [ "$nrep" -eq "$nrows" ] && ok "check: every fixture row replays ($nrep)" \
   || { bad "check: $nrep of $nrows rows replayed"; tail -n 40 "$tmp/c2.out" | sed 's/^/  | /'; }
 hasnt "check: no row missing, failing the gate or crashing" "$tmp/c2.out" '^ +[0-9]+  (missing|fails gate|crashed|hung|error) '
+
+# 6. the wg family through the live path
+"$FIXTURE" "$tmp/shapes.csv" "$tmp/wg_all.db" --prefer gt_sm90_wg_ >"$tmp/fixture_wg.out" 2>&1 \
+  || { bad "fixture DB with wg rows"; cat "$tmp/fixture_wg.out"; }
+awk -F, '!/^gemm,/ || $10 != 2048' "$tmp/wg_all.db" >"$tmp/wg.db"
+nwg=$(grep -c '^gemm,.*,gt_sm90_wg_' "$tmp/wg.db")
+nwrows=$(grep -c '^gemm,' "$tmp/wg.db")
+[ "$nwg" -gt 0 ] && ok "fixture: $nwg rows name wg instances" || bad "fixture: no wg row (client keys not TN bf16?)"
+expect "verify: wg rows engage, exit 0" 0 "$tmp/v6.out" \
+  "$GEMMTUNE" verify --db "$tmp/wg.db" --no-e2e -- "$CLIENT"
+has "PASS line (wg DB)" "$tmp/v6.out" "^PASS: all $nwrows tuned keys the workload issued engaged"
+has "a wg instance ran, graph replays counted" "$tmp/v6.out" \
+  'expected kernel gt_sm90_wg_[a-z0-9_]+: ran [0-9]+ times \([1-9][0-9]* from graphs\)'
 
 echo "$pass passed, $failed failed"
 if [ "$failed" -ne 0 ]; then

@@ -2,10 +2,11 @@
  * every row names a candidate that really runs on this GPU, so the shim's hit path can be tested
  * without depending on which candidate a real tuning run would find faster.
  *
- *   gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M]
+ *   gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M] [--prefer PREFIX]
  *
  * For each shape: the first active, non-baseline candidate of the cublaslt provider (then the
- * kernels provider). Times are placeholders (time 1 us, baseline 2 us, timing "fixture") and say
+ * kernels provider); with --prefer, an active own-kernel instance whose name starts with PREFIX
+ * first (e.g. gt_sm90_wg_, to put one family through the live path). Times are placeholders (time 1 us, baseline 2 us, timing "fixture") and say
  * nothing about speed. --bad-lib-m M gives rows with m == M a library dependency no process has
  * ("cublaslt=1"), to test that such a row is reported and not used. Prints one line per row:
  *   row <provider> <instance> <key>      or      skip <key>: <reason>
@@ -19,6 +20,25 @@
 #include "core/gt_db.h"
 #include "core/gt_shapes.h"
 #include "providers/gt_provider.h"
+
+/* The first active own-kernel candidate whose name starts with prefix. */
+static bool pick_prefix(const gt_problem_t *p, const char *prefix, gt_candidate_t *out,
+                        const gt_provider_t **prov_out) {
+  const gt_provider_t *prov = gt_provider_find("kernels");
+  if (!prov || gt_provider_ready(prov) != GT_OK) return false;
+  gt_cand_list_t list = {0};
+  gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = 0};
+  bool found = false;
+  if (prov->enumerate(p, &o, &list) == GT_OK)
+    for (size_t j = 0; j < list.n && !found; j++)
+      if (!list.v[j].excluded && strncmp(list.v[j].name, prefix, strlen(prefix)) == 0) {
+        *out = list.v[j];
+        *prov_out = prov;
+        found = true;
+      }
+  gt_cand_list_free(&list);
+  return found;
+}
 
 static bool pick(const gt_problem_t *p, gt_candidate_t *out, const gt_provider_t **prov_out,
                  char *why, size_t cap) {
@@ -46,11 +66,21 @@ static bool pick(const gt_problem_t *p, gt_candidate_t *out, const gt_provider_t
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M]\n");
+    fprintf(stderr, "usage: gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M] [--prefer PREFIX]\n");
     return 1;
   }
   long bad_m = -1;
-  if (argc >= 5 && strcmp(argv[3], "--bad-lib-m") == 0) bad_m = atol(argv[4]);
+  const char *prefer = NULL;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--bad-lib-m") == 0) {
+      bad_m = atol(argv[i + 1]);
+    } else if (strcmp(argv[i], "--prefer") == 0) {
+      prefer = argv[i + 1];
+    } else {
+      fprintf(stderr, "gt_fixture_db: unknown option '%s'\n", argv[i]);
+      return 1;
+    }
+  }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     printf("no device\n");
@@ -72,7 +102,7 @@ int main(int argc, char **argv) {
     gt_problem_format_key(p, key, sizeof key);
     gt_candidate_t cand;
     const gt_provider_t *prov = NULL;
-    if (!pick(p, &cand, &prov, why, sizeof why)) {
+    if (!(prefer && pick_prefix(p, prefer, &cand, &prov)) && !pick(p, &cand, &prov, why, sizeof why)) {
       printf("skip %s: %s\n", key, why);
       continue;
     }

@@ -114,6 +114,7 @@ static void test_gate_all(void **state) {
   if (g_h->open(&p, &o, &b) != GT_OK) fail_msg("%s: open: %s", gc->name, gt_err_msg());
 
   int passed = 0, refused = 0, failed = 0;
+  int fam_passed[GT_KFAM__COUNT] = {0};
   char fails[2048] = "";
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kinstance_t *in = &gt_kinstances[i];
@@ -146,14 +147,22 @@ static void test_gate_all(void **state) {
         snprintf(fails + used, sizeof fails - used, " %s", in->name);
     } else {
       passed++;
+      fam_passed[in->params.family]++;
     }
   }
   g_h->close(b);
-  printf("  %s: %d instances passed, %d refused by hard rules, %d failed\n", gc->name, passed,
-         refused, failed);
+  printf("  %s: %d instances passed (decode %d, decodetc %d, tc %d, wg %d), %d refused by hard "
+         "rules, %d failed\n",
+         gc->name, passed, fam_passed[GT_KFAM_DECODE], fam_passed[GT_KFAM_DECODETC],
+         fam_passed[GT_KFAM_TC], fam_passed[GT_KFAM_WG], refused, failed);
   if (failed) fail_msg("%s: %d instances failed:%s", gc->name, failed, fails);
   /* Some own instance can run every bf16/f16 problem (the generic family has a scalar path). */
   assert_true(passed > 0);
+  /* Every TN problem with 16-byte-aligned rows is one the TMA family must have run: a family
+   * refused wholesale would otherwise pass this test without being checked. */
+  if (p.transa == GT_TRANS_T && p.transb == GT_TRANS_N && p.lda % 8 == 0 && p.ldb % 8 == 0 &&
+      fam_passed[GT_KFAM_WG] == 0)
+    fail_msg("%s: no wg instance ran on an aligned TN problem", gc->name);
 }
 
 /* ---- enumeration ------------------------------------------------------------------------------- */
@@ -304,7 +313,7 @@ static void test_splitk_reproducible(void **state) {
   (void)state;
   gt_problem_t p;
   linear_problem(&p, 8, 1024, 4096);
-  const gt_kfamily_t fams[] = {GT_KFAM_DECODE, GT_KFAM_DECODETC, GT_KFAM_TC};
+  const gt_kfamily_t fams[] = {GT_KFAM_DECODE, GT_KFAM_DECODETC, GT_KFAM_TC, GT_KFAM_WG};
   for (size_t f = 0; f < NELEM(fams); f++) {
     const char *name = first_instance(fams[f], 2, 1);
     if (!name) continue;
@@ -320,7 +329,7 @@ static void test_run_capturable(void **state) {
   (void)state;
   gt_problem_t p;
   linear_problem(&p, 8, 1024, 4096);
-  const gt_kfamily_t fams[] = {GT_KFAM_DECODE, GT_KFAM_DECODETC, GT_KFAM_TC};
+  const gt_kfamily_t fams[] = {GT_KFAM_DECODE, GT_KFAM_DECODETC, GT_KFAM_TC, GT_KFAM_WG};
   for (size_t f = 0; f < NELEM(fams); f++) {
     const char *name = first_instance(fams[f], 2, 1); /* split-K: two launches captured */
     if (!name) name = first_instance(fams[f], 1, 1);

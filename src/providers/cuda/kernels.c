@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h> /* CUtensorMap and its enums only: the encoder is fetched from the runtime */
 #include <cuda_runtime_api.h>
 
 #include "../../kernels/gt_kernel_args.h"
@@ -68,6 +69,7 @@ typedef struct kstate {
   gt_kargs_t args; /* pointers and alpha/beta filled per run */
   const void *fn, *reduce;
   unsigned grid[3], reduce_blocks;
+  unsigned cluster_z; /* CTAs per cluster along z (wg split-K), 1 = no cluster */
   int threads, smem;
   size_t ws_needed;
 } kstate_t;
@@ -159,8 +161,10 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) 
   g->grid[1] = ceil_div(p->n, kp->tile_n);
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
-  g->ws_bytes = kp->splitk > 1 ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
-                               : 0;
+  /* wg reduces its splits inside a cluster; the others write fp32 partials to a workspace. */
+  g->ws_bytes = kp->splitk > 1 && kp->family != GT_KFAM_WG
+                    ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
+                    : 0;
 }
 
 /* ---- rules --------------------------------------------------------------------------------- */
@@ -223,6 +227,9 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
     return snprintf(why, cap, "grid %lldx%lldx%lld exceeds CUDA's limits", (long long)g.grid[0],
                     (long long)g.grid[1], (long long)g.grid[2]),
            false;
+  // TMA (wg): box coordinates are 32-bit signed.
+  if (kp->family == GT_KFAM_WG && (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX))
+    return snprintf(why, cap, "m, n or k exceeds TMA's 32-bit coordinates"), false;
   // Registers: a block the register file cannot hold fails to launch.
   kfunc_t f = func_facts(idx);
   if (f.ready < 0) return snprintf(why, cap, "%s", f.why), false;
@@ -246,7 +253,7 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
   if (f.ready > 0 && f.local_bytes > 0)
     return snprintf(why, cap, "spills %d bytes to local memory", f.local_bytes), false;
   // Tokens range: each tokens tile streams the whole weight matrix once more.
-  if (kp->family == GT_KFAM_DECODE || kp->family == GT_KFAM_DECODETC) {
+  if (kp->family == GT_KFAM_DECODE || kp->family == GT_KFAM_DECODETC || kp->family == GT_KFAM_WG) {
     const int min_tile = kp->family == GT_KFAM_DECODE ? 1 : 8;
     if (p->n > kp->tile_n)
       return snprintf(why, cap, "tokens n=%lld exceed the tokens tile %d: weights streamed %lld times",
@@ -399,8 +406,11 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
 
   const gt_kinstance_t *in = &gt_kinstances[idx];
-  kstate_t *st = calloc(1, sizeof *st);
+  /* gt_kargs_t holds 128-byte-aligned tensor maps: calloc's alignment is not enough. */
+  kstate_t *st = aligned_alloc(_Alignof(kstate_t), (sizeof *st + _Alignof(kstate_t) - 1) /
+                                                       _Alignof(kstate_t) * _Alignof(kstate_t));
   if (!st) return gt_err_set(GT_ERR_NOMEM, "kernels: out of host memory");
+  memset(st, 0, sizeof *st);
   st->idx = idx;
   st->p = *p;
   st->fn = gt_kinstance_fns[idx].fn;
@@ -418,7 +428,8 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->args.ldc = p->ldc;
   st->args.kchunk = g.kchunk;
   st->args.splits = in->params.splitk;
-  if (in->params.splitk > 1) {
+  st->cluster_z = in->params.family == GT_KFAM_WG ? (unsigned)in->params.splitk : 1;
+  if (in->params.splitk > 1 && in->params.family != GT_KFAM_WG) {
     st->reduce = gt_kreduce_fn(in->params.dtype);
     if (!st->reduce) {
       free(st);
@@ -454,12 +465,24 @@ static bool aligned(const void *ptr, size_t bytes) { return ((uintptr_t)ptr % by
  * outside a capture turns PDL off for the process; inside a capture the error is returned, since
  * the capture is already invalidated. */
 static cudaError_t launch_main(const void *fn, dim3 grid, dim3 block, void **args, size_t smem,
-                               cudaStream_t s) {
-  if (!g_pdl) return cudaLaunchKernel(fn, grid, block, args, smem, s);
-  cudaLaunchAttribute attr[1];
+                               unsigned cluster_z, cudaStream_t s) {
+  if (!g_pdl && cluster_z <= 1) return cudaLaunchKernel(fn, grid, block, args, smem, s);
+  cudaLaunchAttribute attr[2];
   memset(attr, 0, sizeof attr);
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  unsigned na = 0;
+  if (cluster_z > 1) {
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = 1;
+    attr[na].val.clusterDim.y = 1;
+    attr[na].val.clusterDim.z = cluster_z;
+    na++;
+  }
+  const unsigned pdl_at = na;
+  if (g_pdl) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
   cudaLaunchConfig_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.gridDim = grid;
@@ -467,17 +490,78 @@ static cudaError_t launch_main(const void *fn, dim3 grid, dim3 block, void **arg
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = na;
   cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
-  if (e == cudaErrorNotSupported || e == cudaErrorInvalidValue) {
+  if (g_pdl && (e == cudaErrorNotSupported || e == cudaErrorInvalidValue)) {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone) {
       (void)cudaGetLastError();
       g_pdl = 0;
-      e = cudaLaunchKernel(fn, grid, block, args, smem, s);
+      cfg.numAttrs = pdl_at; /* keep the cluster shape */
+      e = pdl_at ? cudaLaunchKernelExC(&cfg, fn, args)
+                 : cudaLaunchKernel(fn, grid, block, args, smem, s);
     }
   }
   return e;
+}
+
+/* ---- TMA tensor maps (wg) ------------------------------------------------------------------ */
+
+_Static_assert(sizeof(gt_tmap_t) == sizeof(CUtensorMap) &&
+                   _Alignof(gt_tmap_t) == _Alignof(CUtensorMap),
+               "gt_tmap_t must mirror CUtensorMap");
+
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static encode_tiled_fn g_encode;
+static pthread_once_t g_encode_once = PTHREAD_ONCE_INIT;
+static char g_encode_why[128];
+
+static void encode_lookup(void) {
+  void *fn = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                   cudaEnableDefault, &q);
+  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) {
+    (void)cudaGetLastError();
+    snprintf(g_encode_why, sizeof g_encode_why, "cuTensorMapEncodeTiled unavailable (%s)",
+             e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
+    return;
+  }
+  g_encode = (encode_tiled_fn)fn;
+}
+
+/* One 2-D K-major operand: rows of `k` elements `ld` apart, read in boxes of 64 x box_rows with
+ * 128-byte swizzle; out-of-range rows and K are zero-filled by TMA. */
+static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int64_t k,
+                              int64_t rows, int64_t ld, int box_k, int box_rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
+  const cuuint32_t box[2] = {(cuuint32_t)box_k, (cuuint32_t)box_rows};
+  const cuuint32_t estr[2] = {1, 1};
+  CUresult r = g_encode(&map, t == GT_DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return gt_err_set(GT_ERR_UNSUPPORTED,
+                      "cuTensorMapEncodeTiled failed (CUresult %d) for %lld x %lld, ld %lld",
+                      (int)r, (long long)rows, (long long)k, (long long)ld);
+  memcpy(out, &map, sizeof map);
+  return GT_OK;
+}
+
+static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_problem_t *p) {
+  pthread_once(&g_encode_once, encode_lookup);
+  if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
+  /* A stage of tile_k is tile_k / 64 boxes: 64 elements = the 128-byte swizzle span. */
+  gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, p->k, p->m, p->lda, 64, kp->tile_m);
+  if (s == GT_OK) s = encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, kp->tile_n);
+  return s;
 }
 
 static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stream) {
@@ -512,7 +596,11 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
   dim3 block = {(unsigned)st->threads, 1, 1};
-  GT_CUDA_CHECK(launch_main(st->fn, grid, block, args, (size_t)st->smem, s));
+  if (in->params.family == GT_KFAM_WG) {
+    gt_status_t es = encode_tmaps(&a, &in->params, &st->p);
+    if (es != GT_OK) return es;
+  }
+  GT_CUDA_CHECK(launch_main(st->fn, grid, block, args, (size_t)st->smem, st->cluster_z, s));
   if (st->reduce) {
     dim3 rgrid = {st->reduce_blocks, 1, 1};
     dim3 rblock = {GT_KREDUCE_THREADS, 1, 1};
@@ -527,7 +615,8 @@ const gt_provider_t gt_provider_kernels = {
     .api_version = GT_PROVIDER_API_VERSION,
     .name = "kernels",
     .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
-                   "decode/skinny), tc (generic tensor-core tiles)",
+                   "decode/skinny), tc (generic tensor-core tiles), wg (Hopper TMA + wgmma "
+                   "decode/skinny)",
     .backend = GT_BACKEND_CUDA,
     .init = kernels_init,
     .lib_version = kernels_lib_version,

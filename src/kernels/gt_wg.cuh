@@ -1,0 +1,257 @@
+// Hopper decode/skinny family (TN only, the nn.Linear call): TMA + wgmma, warp-specialized, split-K
+// reduced inside a thread-block cluster.
+//
+// A CTA owns BM weight rows (M) x BN tokens (N) and one split of K. One producer warp streams
+// BK-wide K slices of the weight rows and of the tokens into an S-stage shared-memory ring with
+// TMA (cp.async.bulk.tensor, 128-byte swizzle, completion counted on an mbarrier per stage); a
+// slice is BK/64 boxes of 64 elements side by side along K, so each weight row is read in
+// BK*2-byte runs. The bytes in flight per SM are the stages of the resident CTAs, independent
+// of registers. One consumer warpgroup runs wgmma.mma_async m64nBNk16 on each slice straight
+// from shared memory (weight rows as M, tokens as N: a decode batch wastes at most 7 columns of
+// one N tile), keeps one slice's group of wgmma's in flight while it waits for the next, and
+// returns each stage to the producer once its group is done. TMA zero-fills rows, tokens and K
+// beyond the problem, so any M, N and K run with no predication in the main loop; the only alignment rule is TMA's (leading dimensions a multiple of 8 elements,
+// A and B 16-byte aligned).
+//
+// Split-K without a workspace: the KS CTAs of a split are one cluster (1 x 1 x KS). Each parks
+// its fp32 partial tile in its own shared memory; after a cluster barrier, CTA r sums rows
+// [r*BM/KS, (r+1)*BM/KS) of the tile over ranks 0..KS-1 in that fixed order through distributed
+// shared memory (deterministic), applies alpha/beta and writes D; a second barrier keeps every
+// partial alive until it has been read. KS = 1 is the same code with a CTA barrier.
+//
+// Programmatic dependent launch: before griddepcontrol.wait the producer only asks L2 to
+// prefetch the first P 64-wide weight boxes of its range (cp.async.bulk.prefetch.tensor: nothing
+// reaches the SM, and L2 is the point of coherence, so a line written later is never read
+// stale); every operand load into shared memory and every store comes after the wait. With
+// small rings several CTAs fit on an SM, so the next GEMM's CTAs can be resident and stream
+// their first weights into L2 while this one drains.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "gt_kcommon.cuh"
+#include "gt_wgmma.cuh"
+
+namespace gtk {
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Blocks until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred P1;\n"
+      "WG_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+      "@P1 bra WG_DONE;\n"
+      "bra WG_WAIT;\n"
+      "WG_DONE:\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// 2-D tiled TMA load of box (c0 = K, c1 = row) into shared memory, completing on mbarrier bar.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void *tmap, uint32_t bar, int c0,
+                                            int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+// The same with an L2 eviction-priority hint (weights are read once: evict them first).
+__device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const void *tmap, uint32_t bar,
+                                                 int c0, int c1, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_2d(const void *tmap, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(tmap),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+
+// Shared-memory matrix descriptor of a K-major tile written by TMA with 128-byte swizzle: rows of
+// 64 16-bit elements (128 bytes), 8-row groups 1024 bytes apart (stride byte offset), the leading
+// byte offset unused for this layout. The tile must start 1024-byte aligned; a step of 16 along
+// K adds 32 bytes to the start address (the hardware applies the swizzle to the final address).
+__device__ __forceinline__ uint64_t wg_desc(uint32_t saddr) {
+  return (uint64_t)((saddr & 0x3FFFFu) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+         ((uint64_t)1 << 62);
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads across the asynchronous wgmma's.
+template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <typename T, int BM, int BN, int BK, int S, int KS, int P>
+__device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
+  namespace cg = cooperative_groups;
+  constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
+  constexpr int NBOX = BK / BOX;         // boxes per slice along K
+  constexpr int MB = BM / 64;            // m64 blocks per CTA, all in the one warpgroup
+  constexpr int R = BN / 2;              // accumulator registers per thread per m64 block
+  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
+  constexpr int RS = BM + 4;             // row stride of the fp32 partial tile (no bank conflicts)
+  constexpr int RROWS = BM / KS;         // rows of the tile each cluster rank reduces
+  static_assert(BM % 64 == 0 && BN % 8 == 0 && BK % BOX == 0 && BM % KS == 0, "wg tile");
+  static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
+
+  extern __shared__ uint8_t wg_smem[];
+  __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
+  const uint32_t raw = smem_u32(wg_smem);
+  const uint32_t base = (raw + 1023u) & ~1023u;  // the provider adds 1024 bytes of slack
+  float *red = reinterpret_cast<float *>(wg_smem + (base - raw));
+  const uint32_t full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[S]);
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int row0 = (int)blockIdx.x * BM, tok0 = (int)blockIdx.y * BN;
+  const krange kr = split_range(a);
+  const int nk = kr.end > kr.beg ? (int)((kr.end - kr.beg + BK - 1) / BK) : 0;
+  // Boxes of a slice with K left in the split (the last slice may be partly past the end).
+  auto slice_boxes = [](int64_t left) {
+    const int64_t b = (left + BOX - 1) / BOX;
+    return b < NBOX ? (int)b : NBOX;
+  };
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+      mbar_init(full0 + 8 * s, 1);
+      mbar_init(empty0 + 8 * s, 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  float acc[MB][R];
+#pragma unroll
+  for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
+
+  if (warp == 4) {
+    // Producer warp: one lane issues every copy.
+    if (lane == 0) {
+      const void *ta = &a.tma_a, *tb = &a.tma_b;
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(ta) : "memory");
+      const int nbox = (int)((kr.end - kr.beg + BOX - 1) / BOX) * (kr.end > kr.beg);
+      for (int i = 0; i < nbox && i < P; i++) tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0);
+      pdl_wait();
+      pdl_launch_dependents();
+      const uint64_t evict_first = l2_evict_first_policy();
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(tb) : "memory");
+      for (int it = 0; it < nk; it++) {
+        const int s = it % S;
+        if (it >= S) mbar_wait(empty0 + 8 * s, ((it / S) & 1) ^ 1);
+        const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
+        const int kc = (int)(kr.beg + (int64_t)it * BK);
+        const int nv = slice_boxes(kr.end - kc);
+        mbar_expect_tx(bar, nv * (A_BOX + B_BOX));
+#pragma unroll
+        for (int b = 0; b < NBOX; b++) {
+          if (b >= nv) break;
+          tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
+          tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
+        }
+      }
+    } else {
+      pdl_wait();
+    }
+  } else {
+    // Consumer warpgroup.
+    pdl_wait();
+    for (int it = 0; it < nk; it++) {
+      const int s = it % S;
+      mbar_wait(full0 + 8 * s, (it / S) & 1);
+      const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
+      const int nv = slice_boxes(kr.end - (kr.beg + (int64_t)it * BK));
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; kk++) {
+        if (kk / 4 >= nv) break;  // boxes past the split's end were not loaded
+        const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * 32;
+        const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++)
+          wgmma_ss<T, BN>::mma(acc[mb], wg_desc(ka + mb * 64 * 128), wg_desc(kb));
+      }
+      wg_commit();
+      // Keep this slice's wgmma's in flight while waiting for the next slice; the previous
+      // slice's group is complete after this wait, so its stage goes back to the producer.
+      wg_wait<1>();
+      if (it > 0) mbar_arrive(empty0 + 8 * ((it - 1) % S));
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
+  }
+  // Every issued copy was waited for by the consumers, so the ring is idle: reuse it for the
+  // fp32 partial tile red[token][row].
+  __syncthreads();
+  if (warp < 4) {
+    const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+      for (int i = 0; i < R; i++) {
+        const int row = mb * 64 + warp * 16 + g + 8 * ((i >> 1) & 1);
+        const int col = 8 * (i >> 2) + 2 * q + (i & 1);
+        red[col * RS + row] = acc[mb][i];
+      }
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  if (KS > 1)
+    cluster.sync();
+  else
+    __syncthreads();
+
+  const int rank = KS > 1 ? (int)cluster.block_rank() : 0;
+  const uint16_t *C = static_cast<const uint16_t *>(a.C);
+  uint16_t *D = static_cast<uint16_t *>(a.D);
+  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
+    const int row = rank * RROWS + e % RROWS, col = e / RROWS;
+    const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
+    if (grow >= a.m || gcol >= a.n) continue;
+    float sum = 0.f;
+#pragma unroll
+    for (int src = 0; src < KS; src++) {
+      const float *p = KS > 1 ? cluster.map_shared_rank(red, src) : red;
+      sum += p[col * RS + row];
+    }
+    const int64_t off = grow + gcol * a.ldc;
+    float v = a.alpha * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    D[off] = T::from_f(v);
+  }
+  if (KS > 1) cluster.sync();  // no CTA leaves while a peer may still read its partial
+}
+
+}  // namespace gtk
