@@ -6,7 +6,7 @@ set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 gt="$build/gemmtune"
-if "$gt" list 2>/dev/null | grep -Eq '^cublas +cuda +ready'; then
+if grep -Eq '^cublas +cuda +ready' <<<"$("$gt" list 2>/dev/null)"; then
   shapes="$here/llama3_8b_gpu.csv"
   echo "== GPU found: tuning $shapes"
 else

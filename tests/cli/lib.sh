@@ -19,12 +19,14 @@ expect_exit() {
   set -e
   if [ "$got" = "$want" ]; then ok "$name"; else bad "$name (exit $got, want $want)" "$OUT_TXT"; fi
 }
-# expect_grep NAME PATTERN : require PATTERN in the last command's output
+# expect_grep NAME PATTERN : require PATTERN in the last command's output. A here-string, not a
+# pipe: under pipefail, grep -q exiting at the first match can kill the writer with SIGPIPE and
+# turn a match into a failed pipeline.
 expect_grep() {
-  if printf '%s\n' "$OUT_TXT" | grep -Eq -- "$2"; then ok "$1"; else bad "$1 (no /$2/)" "$OUT_TXT"; fi
+  if grep -Eq -- "$2" <<<"$OUT_TXT"; then ok "$1"; else bad "$1 (no /$2/)" "$OUT_TXT"; fi
 }
 expect_nogrep() {
-  if printf '%s\n' "$OUT_TXT" | grep -Eq -- "$2"; then bad "$1 (found /$2/)" "$OUT_TXT"; else ok "$1"; fi
+  if grep -Eq -- "$2" <<<"$OUT_TXT"; then bad "$1 (found /$2/)" "$OUT_TXT"; else ok "$1"; fi
 }
 finish() {
   echo "$PASSED passed, $FAILED failed"

@@ -4,7 +4,7 @@
 # Exits 77 (skipped) where there is no usable GPU.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-if ! "$GT" list 2>/dev/null | grep -Eq '^cublas +cuda +ready'; then
+if ! grep -Eq '^cublas +cuda +ready' <<<"$("$GT" list 2>/dev/null)"; then
   echo "no usable GPU: skipped"
   exit 77
 fi
