@@ -152,7 +152,8 @@ static int64_t rows_per_cta(const gt_kparams_t *kp) {
 typedef struct kgeom {
   int64_t grid[3];
   int64_t kchunk;
-  size_t ws_bytes;
+  size_t ws_bytes;    /* fp32 partials for the split-K reduce kernel; 0: no reduce kernel */
+  unsigned cluster_z; /* CTAs per cluster along z (splits reduced in the cluster); 1: none */
 } kgeom_t;
 
 static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) {
@@ -161,8 +162,11 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) 
   g->grid[1] = ceil_div(p->n, kp->tile_n);
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
-  /* wg reduces its splits inside a cluster; the others write fp32 partials to a workspace. */
-  g->ws_bytes = kp->splitk > 1 && kp->family != GT_KFAM_WG
+  /* wg reduces its splits inside a cluster; the others write fp32 partials to a workspace that
+   * the reduce kernel sums. */
+  const bool in_cluster = kp->family == GT_KFAM_WG;
+  g->cluster_z = in_cluster ? (unsigned)kp->splitk : 1;
+  g->ws_bytes = kp->splitk > 1 && !in_cluster
                     ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
                     : 0;
 }
@@ -292,7 +296,7 @@ static gt_status_t kernels_init(void) {
                         gt_kinstances[i].name, gt_kinstance_fns[i].name);
   int dev = 0;
   GT_CUDA_CHECK(cudaGetDevice(&dev));
-  kdev_t d;
+  kdev_t d = {0};
   gt_status_t s = device_facts(dev, &d);
   if (s != GT_OK) return s;
   if (d.cc_major != 9 || d.cc_minor != 0)
@@ -322,7 +326,7 @@ static void fill_candidate(gt_candidate_t *c, int idx) {
 static gt_status_t kernels_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
                                      gt_cand_list_t *out) {
   if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: enumerate before init");
-  kdev_t d;
+  kdev_t d = {0};
   gt_status_t s = device_facts(o ? o->device : 0, &d);
   if (s != GT_OK) return s;
   const size_t first = out->n;
@@ -359,6 +363,20 @@ static gt_status_t kernels_enumerate(const gt_problem_t *p, const gt_enum_opts_t
   return GT_OK;
 }
 
+/* The hard rules on the current device: GT_ERR_UNSUPPORTED naming `name` when instance idx
+ * cannot run p there. *d receives the device's facts. */
+static gt_status_t check_current_device(int idx, const gt_problem_t *p, const char *name,
+                                        kdev_t *d) {
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  gt_status_t s = device_facts(dev, d);
+  if (s != GT_OK) return s;
+  char why[GT_REASON_MAX];
+  if (!hard_ok(idx, p, d, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+  return GT_OK;
+}
+
 static gt_status_t kernels_from_name(const char *name, const gt_problem_t *p,
                                      gt_candidate_t *out) {
   gt_kparams_t kp;
@@ -369,13 +387,8 @@ static gt_status_t kernels_from_name(const char *name, const gt_problem_t *p,
     return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is a valid own-kernel name but not an instance of "
                       "this build (see src/kernels/space.json)", name);
   if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: from_name before init");
-  int dev = 0;
-  GT_CUDA_CHECK(cudaGetDevice(&dev));
-  kdev_t d;
-  if ((s = device_facts(dev, &d)) != GT_OK) return s;
-  char why[GT_REASON_MAX];
-  if (!hard_ok(idx, p, &d, why, sizeof why))
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+  kdev_t d = {0};
+  if ((s = check_current_device(idx, p, name, &d)) != GT_OK) return s;
   fill_candidate(out, idx);
   return GT_OK;
 }
@@ -397,13 +410,8 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   if (s != GT_OK) return s;
   if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: prepare before init");
   if ((s = gt_problem_validate(p)) != GT_OK) return s;
-  int dev = 0;
-  GT_CUDA_CHECK(cudaGetDevice(&dev));
-  kdev_t d;
-  if ((s = device_facts(dev, &d)) != GT_OK) return s;
-  char why[GT_REASON_MAX];
-  if (!hard_ok(idx, p, &d, why, sizeof why))
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
+  kdev_t d = {0};
+  if ((s = check_current_device(idx, p, c->name, &d)) != GT_OK) return s;
 
   const gt_kinstance_t *in = &gt_kinstances[idx];
   /* gt_kargs_t holds 128-byte-aligned tensor maps: calloc's alignment is not enough. */
@@ -428,8 +436,8 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->args.ldc = p->ldc;
   st->args.kchunk = g.kchunk;
   st->args.splits = in->params.splitk;
-  st->cluster_z = in->params.family == GT_KFAM_WG ? (unsigned)in->params.splitk : 1;
-  if (in->params.splitk > 1 && in->params.family != GT_KFAM_WG) {
+  st->cluster_z = g.cluster_z;
+  if (st->ws_needed) {
     st->reduce = gt_kreduce_fn(in->params.dtype);
     if (!st->reduce) {
       free(st);
