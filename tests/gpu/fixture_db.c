@@ -21,46 +21,39 @@
 #include "core/gt_shapes.h"
 #include "providers/gt_provider.h"
 
-/* The first active own-kernel candidate whose name starts with prefix. */
-static bool pick_prefix(const gt_problem_t *p, const char *prefix, gt_candidate_t *out,
-                        const gt_provider_t **prov_out) {
-  const gt_provider_t *prov = gt_provider_find("kernels");
+/* The first active, non-baseline candidate of provider `name` (of its first `max_cands` when
+ * > 0) whose name starts with `prefix` (any name when NULL). */
+static bool first_active(const char *name, int max_cands, const char *prefix,
+                         const gt_problem_t *p, gt_candidate_t *out,
+                         const gt_provider_t **prov_out, char *why, size_t cap) {
+  const gt_provider_t *prov = gt_provider_find(name);
   if (!prov || gt_provider_ready(prov) != GT_OK) return false;
   gt_cand_list_t list = {0};
-  gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = 0};
+  gt_enum_opts_t o = {.max_candidates = max_cands, .exhaustive = false, .device = 0};
+  gt_status_t s = prov->enumerate(p, &o, &list);
   bool found = false;
-  if (prov->enumerate(p, &o, &list) == GT_OK)
-    for (size_t j = 0; j < list.n && !found; j++)
-      if (!list.v[j].excluded && strncmp(list.v[j].name, prefix, strlen(prefix)) == 0) {
-        *out = list.v[j];
-        *prov_out = prov;
-        found = true;
-      }
+  for (size_t j = 0; s == GT_OK && j < list.n && !found; j++) {
+    const gt_candidate_t *c = &list.v[j];
+    if (c->excluded || c->is_baseline || (prefix && strncmp(c->name, prefix, strlen(prefix)) != 0))
+      continue;
+    *out = *c;
+    *prov_out = prov;
+    found = true;
+  }
+  if (s != GT_OK) snprintf(why, cap, "%s: %s", name, gt_err_msg());
   gt_cand_list_free(&list);
   return found;
 }
 
-static bool pick(const gt_problem_t *p, gt_candidate_t *out, const gt_provider_t **prov_out,
-                 char *why, size_t cap) {
-  static const char *const order[] = {"cublaslt", "kernels"};
+/* With prefer: an own instance whose name starts with it; otherwise (or when there is none) the
+ * first candidate of cuBLASLt, then of the own kernels. */
+static bool pick(const gt_problem_t *p, const char *prefer, gt_candidate_t *out,
+                 const gt_provider_t **prov_out, char *why, size_t cap) {
   snprintf(why, cap, "no provider has an active candidate");
-  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-    const gt_provider_t *prov = gt_provider_find(order[i]);
-    if (!prov || gt_provider_ready(prov) != GT_OK) continue;
-    gt_cand_list_t list = {0};
-    gt_enum_opts_t o = {.max_candidates = 4, .exhaustive = false, .device = 0};
-    gt_status_t s = prov->enumerate(p, &o, &list);
-    bool found = false;
-    for (size_t j = 0; s == GT_OK && j < list.n && !found; j++) {
-      if (list.v[j].excluded || list.v[j].is_baseline) continue;
-      *out = list.v[j];
-      *prov_out = prov;
-      found = true;
-    }
-    if (s != GT_OK) snprintf(why, cap, "%s: %s", order[i], gt_err_msg());
-    gt_cand_list_free(&list);
-    if (found) return true;
-  }
+  if (prefer && first_active("kernels", 0, prefer, p, out, prov_out, why, cap)) return true;
+  static const char *const order[] = {"cublaslt", "kernels"};
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+    if (first_active(order[i], 4, NULL, p, out, prov_out, why, cap)) return true;
   return false;
 }
 
@@ -102,7 +95,7 @@ int main(int argc, char **argv) {
     gt_problem_format_key(p, key, sizeof key);
     gt_candidate_t cand;
     const gt_provider_t *prov = NULL;
-    if (!(prefer && pick_prefix(p, prefer, &cand, &prov)) && !pick(p, &cand, &prov, why, sizeof why)) {
+    if (!pick(p, prefer, &cand, &prov, why, sizeof why)) {
       printf("skip %s: %s\n", key, why);
       continue;
     }
