@@ -455,9 +455,16 @@ static void log_decision(shim_call_t *c, gt_rt_entry_t *e, gt_rt_state_t st) {
   }
 }
 
-/* Count the call, decide its key, and run the tuned candidate on a hit. Returns true when the
- * candidate ran (the call is complete); false means: call the real function. */
-static bool call_try(shim_call_t *c, const gt_problem_t *key, gt_operands_t *ops) {
+/* Count the call, decide its key, and run the tuned candidate on a hit. key_status is what
+ * mapping the call to a key returned: anything but GT_OK notes the call as unsupported (with the
+ * mapping's message). Returns true when the candidate ran (the call is complete); false means:
+ * call the real function. */
+static bool call_try(shim_call_t *c, gt_status_t key_status, const gt_problem_t *key,
+                     gt_operands_t *ops) {
+  if (key_status != GT_OK) {
+    note_unsupported(c->entry, gt_err_msg());
+    return false;
+  }
   gt_rt_entry_t *e = gt_rt_entry(c->rt, key, c->entry);
   if (!e) {
     atomic_fetch_add(&g.untracked, 1);
@@ -508,15 +515,12 @@ SHIM_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t
   shim_call_t c;
   if (call_begin_handle(&c, "cublasGemmEx", handle)) {
     gt_problem_t key;
-    if (gt_cublas_key_gemm_ex(&c.env, transa, transb, m, n, k, Atype, lda, Btype, ldb, beta,
-                              Ctype, ldc, computeType, algo, &key) == GT_OK) {
-      gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
-      if (call_try(&c, &key, &ops)) {
-        t_depth--;
-        return CUBLAS_STATUS_SUCCESS;
-      }
-    } else {
-      note_unsupported(c.entry, gt_err_msg());
+    const gt_status_t ks = gt_cublas_key_gemm_ex(&c.env, transa, transb, m, n, k, Atype, lda, Btype,
+                                                 ldb, beta, Ctype, ldc, computeType, algo, &key);
+    gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
+    if (call_try(&c, ks, &key, &ops)) {
+      t_depth--;
+      return CUBLAS_STATUS_SUCCESS;
     }
   }
   cublasStatus_t r = cublasGemmEx_real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
@@ -543,17 +547,13 @@ SHIM_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
   shim_call_t c;
   if (call_begin_handle(&c, "cublasGemmStridedBatchedEx", handle)) {
     gt_problem_t key;
-    if (gt_cublas_key_gemm_strided_batched_ex(&c.env, transa, transb, m, n, k, Atype, lda,
-                                              strideA, Btype, ldb, strideB, beta, Ctype, ldc,
-                                              strideC, batchCount, computeType, algo,
-                                              &key) == GT_OK) {
-      gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
-      if (call_try(&c, &key, &ops)) {
-        t_depth--;
-        return CUBLAS_STATUS_SUCCESS;
-      }
-    } else {
-      note_unsupported(c.entry, gt_err_msg());
+    const gt_status_t ks = gt_cublas_key_gemm_strided_batched_ex(
+        &c.env, transa, transb, m, n, k, Atype, lda, strideA, Btype, ldb, strideB, beta, Ctype, ldc,
+        strideC, batchCount, computeType, algo, &key);
+    gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
+    if (call_try(&c, ks, &key, &ops)) {
+      t_depth--;
+      return CUBLAS_STATUS_SUCCESS;
     }
   }
   cublasStatus_t r = cublasGemmStridedBatchedEx_real(
@@ -578,15 +578,12 @@ SHIM_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation
   shim_call_t c;
   if (call_begin_handle(&c, "cublasSgemm_v2", handle)) {
     gt_problem_t key;
-    if (gt_cublas_key_sgemm(&c.env, transa, transb, m, n, k, lda, ldb, beta, ldc, &key) ==
-        GT_OK) {
-      gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
-      if (call_try(&c, &key, &ops)) {
-        t_depth--;
-        return CUBLAS_STATUS_SUCCESS;
-      }
-    } else {
-      note_unsupported(c.entry, gt_err_msg());
+    const gt_status_t ks =
+        gt_cublas_key_sgemm(&c.env, transa, transb, m, n, k, lda, ldb, beta, ldc, &key);
+    gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
+    if (call_try(&c, ks, &key, &ops)) {
+      t_depth--;
+      return CUBLAS_STATUS_SUCCESS;
     }
   }
   cublasStatus_t r =
@@ -609,15 +606,12 @@ SHIM_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t 
   shim_call_t c;
   if (call_begin_handle(&c, "cublasHgemm", handle)) {
     gt_problem_t key;
-    if (gt_cublas_key_hgemm(&c.env, transa, transb, m, n, k, lda, ldb,
-                            beta ? &beta->x : NULL, ldc, &key) == GT_OK) {
-      gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
-      if (call_try(&c, &key, &ops)) {
-        t_depth--;
-        return CUBLAS_STATUS_SUCCESS;
-      }
-    } else {
-      note_unsupported(c.entry, gt_err_msg());
+    const gt_status_t ks = gt_cublas_key_hgemm(&c.env, transa, transb, m, n, k, lda, ldb,
+                                               beta ? &beta->x : NULL, ldc, &key);
+    gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
+    if (call_try(&c, ks, &key, &ops)) {
+      t_depth--;
+      return CUBLAS_STATUS_SUCCESS;
     }
   }
   cublasStatus_t r =
@@ -736,22 +730,19 @@ SHIM_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
   } else if (call_begin(&c, "cublasLtMatmul", stream)) {
     gt_problem_t key;
     /* The caller's algo is its own (heuristic) choice for this key; a tuned row replaces it. */
-    if (gt_cublas_key_lt_matmul(&c.env, &desc, lay, beta, &key) == GT_OK) {
-      gt_operands_t ops = {.A = A,
-                           .B = B,
-                           .C = C,
-                           .D = D,
-                           .bias = desc.bias,
-                           .alpha = alpha,
-                           .beta = beta,
-                           .workspace = workspace,
-                           .ws_size = workspace ? workspaceSizeInBytes : 0};
-      if (call_try(&c, &key, &ops)) {
-        t_depth--;
-        return CUBLAS_STATUS_SUCCESS;
-      }
-    } else {
-      note_unsupported(c.entry, gt_err_msg());
+    const gt_status_t ks = gt_cublas_key_lt_matmul(&c.env, &desc, lay, beta, &key);
+    gt_operands_t ops = {.A = A,
+                         .B = B,
+                         .C = C,
+                         .D = D,
+                         .bias = desc.bias,
+                         .alpha = alpha,
+                         .beta = beta,
+                         .workspace = workspace,
+                         .ws_size = workspace ? workspaceSizeInBytes : 0};
+    if (call_try(&c, ks, &key, &ops)) {
+      t_depth--;
+      return CUBLAS_STATUS_SUCCESS;
     }
   }
   cublasStatus_t r = cublasLtMatmul_real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
