@@ -14,6 +14,7 @@
 #define GT_PROBLEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gt_dtype.h"
@@ -70,6 +71,9 @@ gt_status_t gt_problem_validate(const gt_problem_t *p);
  * C read once when beta != 0). */
 double gt_problem_flops(const gt_problem_t *p);
 double gt_problem_min_bytes(const gt_problem_t *p);
+/* Elements a GEMM operand spans in memory (leading dimension, batch stride): which is 'A', 'B'
+ * or 'C' (C and D share ldc and stride_c). 0 for an invalid problem. */
+size_t gt_problem_operand_elems(const gt_problem_t *p, char which);
 
 /* Two-letter transpose code "TN" (transa then transb). */
 const char *gt_problem_ops(const gt_problem_t *p);

@@ -102,10 +102,6 @@ static void fill_random(void *buf, gt_dtype_t t, size_t count, gt_init_mode_t mo
   }
 }
 
-static size_t footprint(int64_t ld, int64_t cols, int64_t batch, int64_t stride) {
-  return (size_t)ld * (size_t)cols + (size_t)(batch - 1) * (size_t)stride;
-}
-
 static size_t host_llc_bytes(void) {
   long c = -1;
 #ifdef _SC_LEVEL3_CACHE_SIZE
@@ -226,10 +222,9 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   gt_measure_opts_resolve(o, &b->o);
   b->launches = b->o.launches > 0 ? b->o.launches : 0;
 
-  const int64_t nb = p->batch;
-  b->a_elems = footprint(p->lda, p->transa == GT_TRANS_N ? p->k : p->m, nb, p->stride_a);
-  b->b_elems = footprint(p->ldb, p->transb == GT_TRANS_N ? p->n : p->k, nb, p->stride_b);
-  b->c_elems = footprint(p->ldc, p->n, nb, p->stride_c);
+  b->a_elems = gt_problem_operand_elems(p, 'A');
+  b->b_elems = gt_problem_operand_elems(p, 'B');
+  b->c_elems = gt_problem_operand_elems(p, 'C');
 
   double alpha, beta;
   gt_harness_scalars(p, b->o.init, &alpha, &beta);
@@ -249,7 +244,7 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   }
   b->nsets = (int)nsets;
   b->sets = calloc(nsets, sizeof *b->sets);
-  b->ref = malloc((size_t)p->m * (size_t)p->n * (size_t)nb * sizeof(double));
+  b->ref = malloc((size_t)p->m * (size_t)p->n * (size_t)p->batch * sizeof(double));
   if (!b->sets || !b->ref) {
     host_close(b);
     return gt_err_set(GT_ERR_NOMEM, "host harness: no memory for %zu input sets", nsets);

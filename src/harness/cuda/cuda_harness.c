@@ -310,9 +310,9 @@ static gt_status_t cuda_open(const gt_problem_t *p, const gt_measure_opts_t *o,
     return gt_err_set(GT_ERR_DEVICE, "cannot select CUDA device %d", dev);
   }
 
-  b->a_elems = gt_cudalib_operand_elems(p, 'A');
-  b->b_elems = gt_cudalib_operand_elems(p, 'B');
-  b->c_elems = gt_cudalib_operand_elems(p, 'C');
+  b->a_elems = gt_problem_operand_elems(p, 'A');
+  b->b_elems = gt_problem_operand_elems(p, 'B');
+  b->c_elems = gt_problem_operand_elems(p, 'C');
   b->inplace = !p->beta_zero && p->c_type == p->d_type;
   b->bias = epi_has_bias(p->epilogue);
   const bool separate_c = !p->beta_zero && !b->inplace;

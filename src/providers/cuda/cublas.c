@@ -198,7 +198,7 @@ static gt_status_t cublas_prepare(const gt_candidate_t *c, const gt_problem_t *p
     free(s);
     return st;
   }
-  s->c_bytes = gt_cudalib_operand_elems(p, 'C') * gt_dtype_size(p->c_type);
+  s->c_bytes = gt_problem_operand_elems(p, 'C') * gt_dtype_size(p->c_type);
   *state = s;
   *ws_needed = GT_CUBLAS_WS_BYTES;
   return GT_OK;

@@ -220,32 +220,6 @@ gt_dtype_t gt_cudalib_bias_type(const gt_problem_t *p) {
   return p->d_type;
 }
 
-size_t gt_cudalib_operand_elems(const gt_problem_t *p, char which) {
-  int64_t rows, cols, ld, stride;
-  switch (which) {
-    case 'A':
-      rows = p->transa == GT_TRANS_N ? p->m : p->k;
-      cols = p->transa == GT_TRANS_N ? p->k : p->m;
-      ld = p->lda, stride = p->stride_a;
-      break;
-    case 'B':
-      rows = p->transb == GT_TRANS_N ? p->k : p->n;
-      cols = p->transb == GT_TRANS_N ? p->n : p->k;
-      ld = p->ldb, stride = p->stride_b;
-      break;
-    case 'C':
-    case 'D':
-      rows = p->m, cols = p->n, ld = p->ldc, stride = p->stride_c;
-      break;
-    default:
-      return 0;
-  }
-  if (rows <= 0 || cols <= 0 || ld < rows || p->batch < 1 || stride < 0) return 0;
-  int64_t one = ld * (cols - 1) + rows;
-  int64_t total = one + (p->batch - 1) * stride;
-  return (size_t)(total > one ? total : one);
-}
-
 /* ---- errors ------------------------------------------------------------------------------- */
 
 const char *gt_cublas_status_name(cublasStatus_t s) {

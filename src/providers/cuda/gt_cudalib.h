@@ -207,10 +207,6 @@ gt_status_t gt_cudalib_compute_type(gt_compute_t c, cublasComputeType_t *out);
  * outputs (cuBLASLt's default, which the harness and references follow). */
 gt_dtype_t gt_cudalib_bias_type(const gt_problem_t *p);
 
-/* Elements a GEMM operand spans in memory (leading dimension, batch stride): which is 'A', 'B'
- * or 'C' (C and D share ldc and stride_c). 0 for an invalid problem. */
-size_t gt_cudalib_operand_elems(const gt_problem_t *p, char which);
-
 /* "CUBLAS_STATUS_NOT_SUPPORTED" style name; never NULL (works without the library loaded). */
 const char *gt_cublas_status_name(cublasStatus_t s);
 
