@@ -5,6 +5,7 @@ Writes src/kernels/generated/:
   <family>_<dtype>_<i>.cu  one `extern "C" __global__` kernel per instance, symbol = instance name
   instances.c              the plain-C table: name, parameters, threads, dynamic shared memory
   instances_fn.cu          kernel handles for cudaLaunchKernel, in the table's order
+  wgmma_ss.cuh             the wgmma.mma_async m64nNk16 wrappers for every N the wg instances use
 
 The generated files are committed, so a build needs no python. `--check` regenerates in memory
 and exits 1 when a file on disk differs, is missing, or is stale (tests/cli/test_kernels_generated.sh).
@@ -31,7 +32,7 @@ PER_FILE = {"decode": 10, "decodetc": 7, "tc": 5, "wg": 6}
 
 DTYPES = {"bf16": ("GT_DT_BF16", "gtk::bf16"), "f16": ("GT_DT_F16", "gtk::f16")}
 MAX_SMEM = 227 * 1024  # sm_90 opt-in limit per block; the provider re-checks on the device
-WG_N = (8, 16, 32, 64, 128)
+WG_TOKENS = (8, 16, 32, 64)  # wg BN; 64 swaps the roles (see gt_wg.cuh)
 
 
 class SpaceError(Exception):
@@ -128,28 +129,34 @@ def make_instance(fam, p):
         (bm, bn, bk), st, ks, pf = p["t"], p["s"], p["ks"], p["p"]
         if lay != "tn":
             raise SpaceError("wg is TN only (nn.Linear)")
-        if bm not in (64, 128, 192, 256):
+        if bn not in WG_TOKENS:
+            raise SpaceError("wg: BN is one of %s" % (WG_TOKENS,))
+        # Swapped (gt_wg.cuh, SW): 32-64 tokens are wgmma's M, the weight rows its N.
+        swapped = bn == 64 or (bn == 32 and bm % 64 != 0)
+        if swapped and (bm % 8 or not 8 <= bm <= 256):
+            raise SpaceError("wg: swapped tiles (BN 64, or BN 32 with BM not a multiple of 64)"
+                             " take BM weight rows as wgmma's N: a multiple of 8, 8 to 256")
+        if not swapped and bm not in (64, 128, 192, 256):
             raise SpaceError("wg: BM is 64, 128, 192 or 256 (m64 blocks of one warpgroup)")
-        if bn not in WG_N:
-            raise SpaceError("wg: BN is one of %s (the wgmma N wrappers in gt_wgmma.cuh)"
-                             % (WG_N,))
         if bk not in (64, 128, 256):
             raise SpaceError("wg: BK is 64, 128 or 256 (1, 2 or 4 128-byte swizzle boxes)")
         if pf < 1:
             raise SpaceError("wg: p (weight boxes prefetched into L2) is at least 1")
         if st < 2:
             raise SpaceError("wg: at least 2 stages")
-        if ks not in (1, 2, 4, 8) or bm % ks:
-            raise SpaceError("wg: ks is 1, 2, 4 or 8 (a portable cluster) and divides BM")
+        if not 1 <= ks <= 8:
+            raise SpaceError("wg: ks is 1 to 8 (the CTAs of a split form one portable cluster)")
         if bn * (bm + 4) * 4 > st * (bm + bn) * 128:
             raise SpaceError("wg: the fp32 partial tile must fit in the stage ring")
         name = "gt_sm90_wg_%s_%s_t%dx%dx%d_s%d_ks%d_p%d" % (dt, lay, bm, bn, bk, st, ks, pf)
         row.update(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=8, prefetch=pf)
         threads = 160  # one consumer warpgroup + one producer warp
-        smem = st * (bm + bn) * bk * 2 + 1024  # + slack to align the ring to 1024 bytes
+        b_rows = 64 if swapped else bn  # a swapped B box holds a whole m64 tile of tokens
+        smem = st * (bm + b_rows) * bk * 2 + 1024  # + slack to align the ring to 1024 bytes
         static_smem = 16 * st  # the full and empty mbarriers
         body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d>(a);" % (tdt, bm, bn, bk, st, ks, pf)
         header = "gt_wg.cuh"
+        wgmma_n = bm if swapped else bn
     else:
         raise SpaceError("unknown family %r" % fam)
     if threads > 1024:
@@ -157,7 +164,8 @@ def make_instance(fam, p):
     if smem + static_smem > MAX_SMEM:
         raise SpaceError("%s: %d bytes of shared memory exceed sm_90's %d" % (
             name, smem + static_smem, MAX_SMEM))
-    return dict(name=name, row=row, threads=threads, smem=smem, body=body, header=header)
+    return dict(name=name, row=row, threads=threads, smem=smem, body=body, header=header,
+                wgmma_n=wgmma_n if fam == "wg" else None)
 
 
 def expand(space):
@@ -249,6 +257,39 @@ def fn_file(insts):
     return "\n".join(lines) + "\n"
 
 
+def wgmma_macro(n):
+    """One inline-asm statement for wgmma.mma_async m64n<n>k16 (f32 += TY * TY, both operands
+    shared-memory descriptors); an operand list has a fixed length, so there is one per N."""
+    r = n // 2
+    regs = ["%%%d" % i for i in range(r)]
+    lines = ['asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"' % (r + 2),
+             '             "wgmma.mma_async.sync.aligned.m64n%dk16.f32." TY "." TY " {"' % n]
+    for j in range(0, r, 14):
+        lines.append('             "%s%s"' % (", ".join(regs[j:j + 14]), ", " if j + 14 < r else ""))
+    lines.append('             "}, %%%d, %%%d, p, 1, 1, 0, 0;\\n}\\n"' % (r, r + 1))
+    ops = ['"+f"(d[%d])' % i for i in range(r)]
+    for j in range(0, r, 4):
+        lines.append(("             : " if j == 0 else "               ") + ", ".join(ops[j:j + 4])
+                     + ("," if j + 4 < r else ""))
+    lines.append('             : "l"(da), "l"(db), "r"(1))')
+    out = ["#define GT_WGMMA_N%d(TY)" % n] + lines
+    w = max(len(x) for x in out) + 1
+    return "\n".join(x.ljust(w) + "\\" if k < len(out) - 1 else x for k, x in enumerate(out))
+
+
+def wgmma_file(ns):
+    lines = ["// " + HEADER,
+             "// wgmma.mma_async m64nNk16 wrappers for N in %s (see gt_wgmma.cuh)." % (list(ns),),
+             "#pragma once", ""]
+    for n in ns:
+        lines.append(wgmma_macro(n))
+        lines.append("")
+    for n in ns:
+        for dt, ty in (("bf16", "bf16"), ("f16", "f16")):
+            lines.append('GT_WGMMA_SS(%s, "%s", %d)' % (dt, ty, n))
+    return "\n".join(lines) + "\n"
+
+
 def render(space):
     insts = expand(space)
     files = {}
@@ -261,6 +302,7 @@ def render(space):
             files["%s_%s_%d.cu" % (fam, dt, j // per)] = kernel_file(group[j:j + per])
     files["instances.c"] = table_file(insts)
     files["instances_fn.cu"] = fn_file(insts)
+    files["wgmma_ss.cuh"] = wgmma_file(sorted({i["wgmma_n"] for i in insts if i["wgmma_n"]}))
     return insts, files
 
 
@@ -283,7 +325,7 @@ def main():
         return 0
     existing = set()
     if os.path.isdir(OUTDIR):
-        existing = {f for f in os.listdir(OUTDIR) if f.endswith((".cu", ".c"))}
+        existing = {f for f in os.listdir(OUTDIR) if f.endswith((".cu", ".c", ".cuh"))}
     if args.check:
         bad = []
         for fn, text in sorted(files.items()):

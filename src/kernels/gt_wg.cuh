@@ -6,18 +6,21 @@
 // TMA (cp.async.bulk.tensor, 128-byte swizzle, completion counted on an mbarrier per stage); a
 // slice is BK/64 boxes of 64 elements side by side along K, so each weight row is read in
 // BK*2-byte runs. The bytes in flight per SM are the stages of the resident CTAs, independent
-// of registers. One consumer warpgroup runs wgmma.mma_async m64nBNk16 on each slice straight
-// from shared memory (weight rows as M, tokens as N: a decode batch wastes at most 7 columns of
-// one N tile), keeps one slice's group of wgmma's in flight while it waits for the next, and
-// returns each stage to the producer once its group is done. TMA zero-fills rows, tokens and K
-// beyond the problem, so any M, N and K run with no predication in the main loop; the only alignment rule is TMA's (leading dimensions a multiple of 8 elements,
-// A and B 16-byte aligned).
+// of registers. One consumer warpgroup runs wgmma.mma_async on each slice straight from shared
+// memory: m64nBNk16 per 64 weight rows when BN < 64 (weight rows as M, tokens as N: a decode
+// batch wastes at most 7 columns of one N tile), one m64nBMk16 when BN == 64 (the 64 tokens as
+// M, the weight rows as N; see SW below). It keeps one slice's group of wgmma's in flight while
+// it waits for the next, and returns each stage to the producer once its group is done. TMA
+// zero-fills rows, tokens and K beyond the problem, so any M, N and K run with no predication
+// in the main loop; the only alignment rule is TMA's (leading dimensions a multiple of 8
+// elements, A and B 16-byte aligned).
 //
-// Split-K without a workspace: the KS CTAs of a split are one cluster (1 x 1 x KS). Each parks
-// its fp32 partial tile in its own shared memory; after a cluster barrier, CTA r sums rows
-// [r*BM/KS, (r+1)*BM/KS) of the tile over ranks 0..KS-1 in that fixed order through distributed
-// shared memory (deterministic), applies alpha/beta and writes D; a second barrier keeps every
-// partial alive until it has been read. KS = 1 is the same code with a CTA barrier.
+// Split-K without a workspace: the KS CTAs of a split are one cluster (1 x 1 x KS, KS <= 8).
+// Each parks its fp32 partial tile in its own shared memory; after a cluster barrier, CTA r
+// sums rows [r*R, (r+1)*R) of the tile, R = ceil(BM/KS), over ranks 0..KS-1 in that fixed
+// order through distributed shared memory (deterministic), applies alpha/beta and writes D; a
+// second barrier keeps every partial alive until it has been read. KS = 1 is the same code
+// with a CTA barrier.
 //
 // Programmatic dependent launch: before griddepcontrol.wait the producer only asks L2 to
 // prefetch the first P 64-wide weight boxes of its range (cp.async.bulk.prefetch.tensor: nothing
@@ -115,13 +118,23 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
   constexpr int NBOX = BK / BOX;         // boxes per slice along K
-  constexpr int MB = BM / 64;            // m64 blocks per CTA, all in the one warpgroup
-  constexpr int R = BN / 2;              // accumulator registers per thread per m64 block
-  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  // Orientation. Weight rows are wgmma's M (BM/64 blocks of m64) and tokens its N, unless BN is
+  // 64, or BN is 32 and BM is not a multiple of 64: then the roles swap (SW), the tokens are M
+  // (one m64 tile, rows past BN unused) and the BM weight rows are N (one m64nBMk16 per k16
+  // step). N only has to be a multiple of 8, so a swapped tile can have as many weight rows as
+  // make the grid match the SM count (10240 rows / 80 = 128 CTAs): at 32-64 tokens one wave of
+  // equal CTAs beats a grid of m64 blocks that leaves part of a second wave.
+  constexpr bool SW = BN == 64 || (BN == 32 && BM % 64 != 0);
+  constexpr int MB = SW ? 1 : BM / 64;     // accumulator blocks (m64 blocks of weight rows)
+  constexpr int R = SW ? BM / 2 : BN / 2;  // accumulator registers per thread per block
+  constexpr int BR = SW ? 64 : BN;         // token rows of a B box in shared memory
+  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BR * BOX * 2, B_LOAD = BN * BOX * 2;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
   constexpr int RS = BM + 4;             // row stride of the fp32 partial tile (no bank conflicts)
-  constexpr int RROWS = BM / KS;         // rows of the tile each cluster rank reduces
-  static_assert(BM % 64 == 0 && BN % 8 == 0 && BK % BOX == 0 && BM % KS == 0, "wg tile");
+  constexpr int RROWS = (BM + KS - 1) / KS;  // rows of the tile each cluster rank reduces
+  static_assert((SW ? BM % 8 == 0 && BM <= 256 : BM % 64 == 0) && BN % 8 == 0 && BK % BOX == 0 &&
+                    KS >= 1 && KS <= 8,
+                "wg tile");
   static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
 
   extern __shared__ uint8_t wg_smem[];
@@ -135,11 +148,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   const int row0 = (int)blockIdx.x * BM, tok0 = (int)blockIdx.y * BN;
   const krange kr = split_range(a);
   const int nk = kr.end > kr.beg ? (int)((kr.end - kr.beg + BK - 1) / BK) : 0;
-  // Boxes of a slice with K left in the split (the last slice may be partly past the end).
-  auto slice_boxes = [](int64_t left) {
-    const int64_t b = (left + BOX - 1) / BOX;
-    return b < NBOX ? (int)b : NBOX;
-  };
+  // Every slice is BK wide. Splits start at multiples of BK (the provider rounds kchunk to the
+  // tile), so only the last split can end inside a slice, and it ends at K: the part of that
+  // slice past K, whole boxes included, is outside the tensor and TMA fills it with zeros. So
+  // every slice loads all its boxes and runs all BK/16 wgmma steps; no branch depends on the
+  // data, which would make ptxas serialize the wgmma's (warning C7520).
 
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -173,11 +186,9 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
         if (it >= S) mbar_wait(empty0 + 8 * s, ((it / S) & 1) ^ 1);
         const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
         const int kc = (int)(kr.beg + (int64_t)it * BK);
-        const int nv = slice_boxes(kr.end - kc);
-        mbar_expect_tx(bar, nv * (A_BOX + B_BOX));
+        mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
-          if (b >= nv) break;
           tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
           tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
         }
@@ -192,16 +203,18 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
       const int s = it % S;
       mbar_wait(full0 + 8 * s, (it / S) & 1);
       const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
-      const int nv = slice_boxes(kr.end - (kr.beg + (int64_t)it * BK));
       wg_fence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; kk++) {
-        if (kk / 4 >= nv) break;  // boxes past the split's end were not loaded
         const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * 32;
         const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
+        if constexpr (SW) {
+          wgmma_ss<T, BM>::mma(acc[0], wg_desc(kb), wg_desc(ka));
+        } else {
 #pragma unroll
-        for (int mb = 0; mb < MB; mb++)
-          wgmma_ss<T, BN>::mma(acc[mb], wg_desc(ka + mb * 64 * 128), wg_desc(kb));
+          for (int mb = 0; mb < MB; mb++)
+            wgmma_ss<T, BN>::mma(acc[mb], wg_desc(ka + mb * 64 * 128), wg_desc(kb));
+        }
       }
       wg_commit();
       // Keep this slice's wgmma's in flight while waiting for the next slice; the previous
@@ -222,9 +235,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) {
-        const int row = mb * 64 + warp * 16 + g + 8 * ((i >> 1) & 1);
-        const int col = 8 * (i >> 2) + 2 * q + (i & 1);
-        red[col * RS + row] = acc[mb][i];
+        // Register i holds accumulator row 16*warp + g + 8*((i/2)%2), column 8*(i/4) + 2q + i%2.
+        const int ar = warp * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
+        const int row = SW ? ac : mb * 64 + ar;  // weight row in the tile
+        const int col = SW ? ar : ac;            // token in the tile
+        if (col < BN) red[col * RS + row] = acc[mb][i];
       }
   }
   cg::cluster_group cluster = cg::this_cluster();
@@ -239,7 +254,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
     const int row = rank * RROWS + e % RROWS, col = e / RROWS;
     const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
-    if (grow >= a.m || gcol >= a.n) continue;
+    if (row >= BM || grow >= a.m || gcol >= a.n) continue;
     float sum = 0.f;
 #pragma unroll
     for (int src = 0; src < KS; src++) {

@@ -151,10 +151,74 @@ __global__ void gt_sm90_wg_bf16_tn_t128x32x128_s3_ks4_p6(const __grid_constant__
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks2_p6(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks4_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks3_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks5_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks6_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t256x32x64_s4_ks8_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks3_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks5_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks6_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t256x64x64_s4_ks8_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s3_ks1_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s3_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s3_ks3_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s3_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s3_ks5_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s3_ks6_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s6_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t192x64x64_s6_ks3_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s5_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s5_ks3_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t256x64x64_s5_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t48x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t48x64x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t48x64x256_s3_ks3_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x64x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x64x256_s3_ks3_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x256_s3_ks3_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t96x64x256_s2_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t96x64x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t96x64x256_s2_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x256_s2_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x256_s2_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x256_s2_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t160x64x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t160x64x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x64x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x64x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t32x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t32x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t48x32x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t48x32x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x32x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x32x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x32x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x32x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s4_ks3_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s4_ks5_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s4_ks6_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s4_ks8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x64_s4_ks3_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x64_s4_ks5_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x64_s4_ks6_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x64_s4_ks8_p4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t64x16x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t64x16x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a);
@@ -340,10 +404,74 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6},
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks2_p6", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks2_p6},
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks4_p6", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks4_p6},
+    {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks3_p8},
     {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks4_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks4_p8},
+    {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks5_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks5_p8},
+    {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks6_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks6_p8},
     {"gt_sm90_wg_bf16_tn_t256x32x64_s4_ks8_p8", (const void *)gt_sm90_wg_bf16_tn_t256x32x64_s4_ks8_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks3_p8},
     {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks4_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks4_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks5_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks5_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks6_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks6_p8},
     {"gt_sm90_wg_bf16_tn_t256x64x64_s4_ks8_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s4_ks8_p8},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s3_ks1_p4", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s3_ks1_p4},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s3_ks2_p4", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s3_ks2_p4},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s3_ks3_p4", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s3_ks3_p4},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s3_ks4_p4", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s3_ks4_p4},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s3_ks5_p4", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s3_ks5_p4},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s3_ks6_p4", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s3_ks6_p4},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s6_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s6_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t192x64x64_s6_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t192x64x64_s6_ks3_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s5_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s5_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s5_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s5_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s5_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s5_ks3_p8},
+    {"gt_sm90_wg_bf16_tn_t256x64x64_s5_ks4_p8", (const void *)gt_sm90_wg_bf16_tn_t256x64x64_s5_ks4_p8},
+    {"gt_sm90_wg_bf16_tn_t48x64x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t48x64x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t48x64x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t48x64x256_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t48x64x256_s3_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t48x64x256_s3_ks3_p8},
+    {"gt_sm90_wg_bf16_tn_t64x64x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t64x64x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t64x64x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t64x64x256_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t64x64x256_s3_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t64x64x256_s3_ks3_p8},
+    {"gt_sm90_wg_bf16_tn_t80x64x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x64x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t80x64x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t80x64x256_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t80x64x256_s3_ks3_p8", (const void *)gt_sm90_wg_bf16_tn_t80x64x256_s3_ks3_p8},
+    {"gt_sm90_wg_bf16_tn_t96x64x256_s2_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t96x64x256_s2_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t96x64x256_s2_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t96x64x256_s2_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t96x64x256_s2_ks4_p8", (const void *)gt_sm90_wg_bf16_tn_t96x64x256_s2_ks4_p8},
+    {"gt_sm90_wg_bf16_tn_t128x64x256_s2_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t128x64x256_s2_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t128x64x256_s2_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t128x64x256_s2_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t128x64x256_s2_ks4_p8", (const void *)gt_sm90_wg_bf16_tn_t128x64x256_s2_ks4_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x128_s4_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t112x64x128_s4_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x256_s2_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x64x256_s2_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x256_s2_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t112x64x256_s2_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t160x64x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t160x64x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t160x64x128_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t160x64x128_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t224x64x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t224x64x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t224x64x128_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t224x64x128_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t32x64x256_s4_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t32x64x256_s4_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t32x64x256_s4_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t32x64x256_s4_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t48x32x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t48x32x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t48x32x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t48x32x256_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t80x32x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x32x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t80x32x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t80x32x256_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t112x32x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x32x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x32x128_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t112x32x128_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t224x32x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t224x32x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t224x32x128_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_tn_t224x32x128_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks3_p4", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s4_ks3_p4},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks5_p4", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s4_ks5_p4},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks6_p4", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s4_ks6_p4},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks8_p4", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s4_ks8_p4},
+    {"gt_sm90_wg_bf16_tn_t128x64x64_s4_ks3_p4", (const void *)gt_sm90_wg_bf16_tn_t128x64x64_s4_ks3_p4},
+    {"gt_sm90_wg_bf16_tn_t128x64x64_s4_ks5_p4", (const void *)gt_sm90_wg_bf16_tn_t128x64x64_s4_ks5_p4},
+    {"gt_sm90_wg_bf16_tn_t128x64x64_s4_ks6_p4", (const void *)gt_sm90_wg_bf16_tn_t128x64x64_s4_ks6_p4},
+    {"gt_sm90_wg_bf16_tn_t128x64x64_s4_ks8_p4", (const void *)gt_sm90_wg_bf16_tn_t128x64x64_s4_ks8_p4},
     {"gt_sm90_wg_bf16_tn_t64x16x64_s6_ks1_p6", (const void *)gt_sm90_wg_bf16_tn_t64x16x64_s6_ks1_p6},
     {"gt_sm90_wg_bf16_tn_t64x16x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_tn_t64x16x64_s6_ks2_p6},
     {"gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p6", (const void *)gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p6},
@@ -380,5 +508,5 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64", (const void *)gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64},
 };
-const size_t gt_kinstance_fn_count = 187;
+const size_t gt_kinstance_fn_count = 251;
 }  // extern "C"

@@ -2,31 +2,31 @@
 #include "../gt_wg.cuh"
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x64x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 1, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s6_ks3_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 3, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x64x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 2, 4>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 5, 1, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x64x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 4, 4>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s5_ks2_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 5, 2, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x8x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 2, 4>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s5_ks3_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 5, 3, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x8x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 4, 4>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s5_ks4_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 5, 4, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x8x64_s8_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 8, 2, 4>(a);
+gt_sm90_wg_bf16_tn_t48x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 48, 64, 256, 3, 1, 8>(a);
 }

@@ -2,31 +2,31 @@
 #include "../gt_wg.cuh"
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t64x16x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 6, 1, 6>(a);
+gt_sm90_wg_bf16_tn_t256x32x64_s4_ks5_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 5, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t64x16x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 6, 2, 6>(a);
+gt_sm90_wg_bf16_tn_t256x32x64_s4_ks6_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 6, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 1, 6>(a);
+gt_sm90_wg_bf16_tn_t256x32x64_s4_ks8_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 8, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t64x16x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 2, 6>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s4_ks1_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 1, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t64x32x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 32, 64, 6, 1, 6>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s4_ks2_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 2, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t64x32x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 32, 64, 6, 2, 6>(a);
+gt_sm90_wg_bf16_tn_t256x64x64_s4_ks3_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 3, 8>(a);
 }

@@ -2,31 +2,31 @@
 #include "../gt_wg.cuh"
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x16x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 16, 64, 4, 1, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s3_ks3_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 3, 4>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x16x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 16, 64, 4, 2, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s3_ks4_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 4, 4>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x16x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 16, 64, 4, 4, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s3_ks5_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 5, 4>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 1, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s3_ks6_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 6, 4>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x32x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 2, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 1, 8>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wg_bf16_tn_t128x32x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 4, 4>(a);
+gt_sm90_wg_bf16_tn_t192x64x64_s6_ks2_p8(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 2, 8>(a);
 }
