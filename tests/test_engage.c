@@ -397,6 +397,13 @@ static void test_expected_from_row(void **st) {
   assert_true(gt_engage_expected_from_row(&r, &s));
   assert_int_equal(s.n, 1);
   gt_kset_free(&s);
+  /* wg splits K inside a cluster: no reduce kernel runs, so none is expected */
+  r = make_row(key_linear(32, 1024, 1024, 132), "kernels", "gt_sm90_wg_bf16_tn_t48x32x256_s3_ks2_p8",
+               1.5);
+  assert_true(gt_engage_expected_from_row(&r, &s));
+  assert_int_equal(s.n, 1);
+  assert_false(gt_kset_has(&s, "gt_sm90_splitk_reduce_bf16"));
+  gt_kset_free(&s);
   r = make_row(key_linear(1, 4096, 4096, 132), "cublaslt", LT_INSTANCE, 1.5);
   assert_false(gt_engage_expected_from_row(&r, &s));
   assert_int_equal(s.n, 0);

@@ -191,6 +191,10 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   return GT_OK;
 }
 
+bool gt_kparams_uses_reduce(const gt_kparams_t *p) {
+  return p->splitk > 1 && p->family != GT_KFAM_WG;
+}
+
 bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
   return a->family == b->family && a->dtype == b->dtype && a->transa == b->transa &&
          a->transb == b->transb && a->tile_m == b->tile_m && a->tile_n == b->tile_n &&

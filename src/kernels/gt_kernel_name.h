@@ -91,6 +91,12 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out);
  * no name can carry (unknown family, type, or a non-positive parameter the family uses). */
 bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap);
 
+/* Whether an instance with these parameters launches gt_sm90_splitk_reduce_<type> after its
+ * main kernel: split-K partials go through the workspace and the reduce kernel, except in wg,
+ * whose splits are one thread-block cluster and sum in distributed shared memory. The provider
+ * plans its launches from this and verify expects the kernels it names. */
+bool gt_kparams_uses_reduce(const gt_kparams_t *p);
+
 /* Field-by-field equality (struct padding is never compared). */
 bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b);
 

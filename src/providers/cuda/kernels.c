@@ -163,10 +163,9 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) 
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
   /* wg reduces its splits inside a cluster; the others write fp32 partials to a workspace that
-   * the reduce kernel sums. */
-  const bool in_cluster = kp->family == GT_KFAM_WG;
-  g->cluster_z = in_cluster ? (unsigned)kp->splitk : 1;
-  g->ws_bytes = kp->splitk > 1 && !in_cluster
+   * the reduce kernel sums (gt_kparams_uses_reduce, which verify reads too). */
+  g->cluster_z = kp->family == GT_KFAM_WG ? (unsigned)kp->splitk : 1;
+  g->ws_bytes = gt_kparams_uses_reduce(kp)
                     ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
                     : 0;
 }

@@ -118,7 +118,7 @@ bool gt_engage_expected_from_row(const gt_db_row_t *row, gt_kset_t *out) {
   if (strcmp(row->provider, "kernels") != 0) return false;
   gt_kset_add(out, row->instance);
   gt_kparams_t kp;
-  if (gt_kernel_name_parse(row->instance, &kp) == GT_OK && kp.splitk > 1) {
+  if (gt_kernel_name_parse(row->instance, &kp) == GT_OK && gt_kparams_uses_reduce(&kp)) {
     char reduce[64];
     snprintf(reduce, sizeof reduce, "gt_sm90_splitk_reduce_%s", gt_dtype_name(kp.dtype));
     gt_kset_add(out, reduce);

@@ -69,8 +69,8 @@ void gt_kset_free(gt_kset_t *s);
 void gt_kset_str(const gt_kset_t *s, char *buf, size_t cap);
 
 /* Expected kernels of a row whose kernel names follow from the row itself: provider "kernels"
- * (the instance, plus gt_sm90_splitk_reduce_<type> when it splits K). Returns false, leaving out
- * empty, for providers that need calibration. */
+ * (the instance, plus gt_sm90_splitk_reduce_<type> when gt_kparams_uses_reduce). Returns false,
+ * leaving out empty, for providers that need calibration. */
 bool gt_engage_expected_from_row(const gt_db_row_t *row, gt_kset_t *out);
 
 /* Expected kernels from a calibration trace (a process that ran one candidate, on the harness):
