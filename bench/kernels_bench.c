@@ -9,7 +9,7 @@
  * Prints per shape: cuBLAS us, best own us and its name, ratio (cuBLAS / own), achieved GB/s of
  * the best own kernel (fewest bytes: A, B, D once), and at the end the geomean of max(1, ratio)
  * (what a tuned dispatch that falls back to cuBLAS when it is faster gets) and of the raw ratio,
- * the ceiling any kernel could give (each row's bytes at the datasheet bandwidth, no launch or
+ * the same two per tokens value, the ceiling any kernel could give (each row's bytes at the datasheet bandwidth, no launch or
  * tail cost), and the issue's two absolute targets with the floor of the 9 us rows.
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every timed candidate). */
@@ -167,6 +167,13 @@ int main(int argc, char **argv) {
   double log_ceiling = 0;
   double t9_floor = 0;
   int counted = 0;
+  /* The same geomeans per tokens value (the decode regime moves with it). */
+  struct tok_geo {
+    long long tokens;
+    double log_raw, log_clamped;
+    int n;
+  } by_tok[32];
+  int n_tok = 0;
   /* The issue's targets: decode at 4096x4096 and 6144x4096 (tokens <= 16) within 9 us; weights
    * of 100 MB or more streamed at 4.3 TB/s or better. */
   int t9_n = 0, t9_met = 0, bw_n = 0, bw_met = 0;
@@ -266,6 +273,15 @@ int main(int argc, char **argv) {
       log_clamped += log(ratio > 1 ? ratio : 1);
       log_raw += log(ratio);
       counted++;
+      int ti = 0;
+      while (ti < n_tok && by_tok[ti].tokens != (long long)p->n) ti++;
+      if (ti == n_tok && n_tok < (int)(sizeof by_tok / sizeof by_tok[0]))
+        by_tok[n_tok++] = (struct tok_geo){(long long)p->n, 0, 0, 0};
+      if (ti < n_tok) {
+        by_tok[ti].log_raw += log(ratio);
+        by_tok[ti].log_clamped += log(ratio > 1 ? ratio : 1);
+        by_tok[ti].n++;
+      }
       const double weight_mb = (double)p->m * p->k * 2 / 1e6, tbps = bytes / own_us / 1e6;
       const double floor_us = dev.peak_gbps > 0 ? bytes / (dev.peak_gbps * 1e3) : NAN;
       log_ceiling += log(cu / floor_us > 1 ? cu / floor_us : 1);
@@ -313,6 +329,10 @@ int main(int argc, char **argv) {
     if (dev.peak_gbps > 0)
       printf("ceiling: geomean of max(1, cublas/floor), floor = bytes at %.0f GB/s with no "
              "launch or tail: %.3f\n", dev.peak_gbps, exp(log_ceiling / counted));
+    for (int ti = 0; ti < n_tok; ti++)
+      printf("tokens %4lld: geomean cublas/own %.3f, tuned %.3f (%d rows)\n", by_tok[ti].tokens,
+             exp(by_tok[ti].log_raw / by_tok[ti].n), exp(by_tok[ti].log_clamped / by_tok[ti].n),
+             by_tok[ti].n);
   }
   if (t9_n)
     printf("target own <= 9 us at 4096x4096/6144x4096, tokens <= 16: %d of %d met (worst %.2f us, "
