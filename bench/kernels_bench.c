@@ -9,8 +9,9 @@
  * Prints per shape: cuBLAS us, best own us and its name, ratio (cuBLAS / own), achieved GB/s of
  * the best own kernel (fewest bytes: A, B, D once), and at the end the geomean of max(1, ratio)
  * (what a tuned dispatch that falls back to cuBLAS when it is faster gets) and of the raw ratio,
- * the same two per tokens value, the ceiling any kernel could give (each row's bytes at the datasheet bandwidth, no launch or
- * tail cost), and the issue's two absolute targets with the floor of the 9 us rows.
+ * the same two per tokens value, the ceiling any kernel could give (each row's bytes at the
+ * datasheet bandwidth, no launch or tail cost), and the issue's two absolute targets with the
+ * floor of the 9 us rows.
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every timed candidate). */
 #define _GNU_SOURCE

@@ -52,23 +52,20 @@ static void test_geometry(void **state) {
     smem = p->stages * (a_elems + b_elems) * 2;
     break;
   }
-  case GT_KFAM_WG: /* warpgroup + producer warp; ring of stages x (A + B) boxes, 1 KB alignment slack */
+  case GT_KFAM_WG: { /* warpgroup + producer warp; ring of stages x (A + B) boxes, 1 KB slack */
     threads = 160;
     /* swapped tiles (32-64 tokens as wgmma's M) keep a whole m64 tile of tokens per B box */
-    smem = p->stages *
-               (p->tile_m + (p->tile_n == 64 || (p->tile_n == 32 && p->tile_m % 64) ? 64
-                                                                                   : p->tile_n)) *
-               p->tile_k * 2 +
-           1024;
+    const bool swapped = p->tile_n == 64 || (p->tile_n == 32 && p->tile_m % 64 != 0);
+    const int b_rows = swapped ? 64 : p->tile_n;
+    smem = p->stages * (p->tile_m + b_rows) * p->tile_k * 2 + 1024;
     assert_int_equal(p->tile_k % 64, 0);   /* whole 128-byte swizzle boxes */
     assert_true(p->prefetch >= 1);
-    if (p->tile_n >= 32)
-      assert_int_equal(p->tile_m % 8, 0); /* weight rows may be wgmma's N (swapped) */
-    else
-      assert_int_equal(p->tile_m % 64, 0); /* m64 wgmma blocks of weight rows */
+    /* weight rows are wgmma's N when swapped, else m64 blocks */
+    assert_int_equal(p->tile_m % (swapped ? 8 : 64), 0);
     assert_true(p->splitk >= 1 && p->splitk <= 8); /* one portable cluster per split */
     assert_true(p->transa == GT_TRANS_T && p->transb == GT_TRANS_N);
     break;
+  }
   default:
     fail_msg("%s: unknown family %d", in->name, (int)p->family);
   }

@@ -154,7 +154,8 @@ def make_instance(fam, p):
         b_rows = 64 if swapped else bn  # a swapped B box holds a whole m64 tile of tokens
         smem = st * (bm + b_rows) * bk * 2 + 1024  # + slack to align the ring to 1024 bytes
         static_smem = 16 * st  # the full and empty mbarriers
-        body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d>(a);" % (tdt, bm, bn, bk, st, ks, pf)
+        body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d, %s>(a);" % (
+            tdt, bm, bn, bk, st, ks, pf, "true" if swapped else "false")
         header = "gt_wg.cuh"
         wgmma_n = bm if swapped else bn
     else:
@@ -285,8 +286,8 @@ def wgmma_file(ns):
         lines.append(wgmma_macro(n))
         lines.append("")
     for n in ns:
-        for dt, ty in (("bf16", "bf16"), ("f16", "f16")):
-            lines.append('GT_WGMMA_SS(%s, "%s", %d)' % (dt, ty, n))
+        for dt in ("bf16", "f16"):
+            lines.append('GT_WGMMA_SS(%s, "%s", %d)' % (dt, dt, n))
     return "\n".join(lines) + "\n"
 
 

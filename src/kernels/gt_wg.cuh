@@ -113,18 +113,18 @@ template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-template <typename T, int BM, int BN, int BK, int S, int KS, int P>
+template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW>
 __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
   constexpr int NBOX = BK / BOX;         // boxes per slice along K
-  // Orientation. Weight rows are wgmma's M (BM/64 blocks of m64) and tokens its N, unless BN is
-  // 64, or BN is 32 and BM is not a multiple of 64: then the roles swap (SW), the tokens are M
-  // (one m64 tile, rows past BN unused) and the BM weight rows are N (one m64nBMk16 per k16
-  // step). N only has to be a multiple of 8, so a swapped tile can have as many weight rows as
-  // make the grid match the SM count (10240 rows / 80 = 128 CTAs): at 32-64 tokens one wave of
-  // equal CTAs beats a grid of m64 blocks that leaves part of a second wave.
-  constexpr bool SW = BN == 64 || (BN == 32 && BM % 64 != 0);
+  // Orientation. Weight rows are wgmma's M (BM/64 blocks of m64) and tokens its N, unless SW:
+  // then the roles swap, the tokens are M (one m64 tile, rows past BN unused) and the BM weight
+  // rows are N (one m64nBMk16 per k16 step). gen_instances.py decides SW (BN 64, or BN 32 with
+  // BM not a multiple of 64) and sizes the ring from it. N only has to be a multiple of 8, so a
+  // swapped tile can have as many weight rows as make the grid match the SM count (10240 rows /
+  // 80 = 128 CTAs): at 32-64 tokens one wave of equal CTAs beats a grid of m64 blocks that
+  // leaves part of a second wave.
   constexpr int MB = SW ? 1 : BM / 64;     // accumulator blocks (m64 blocks of weight rows)
   constexpr int R = SW ? BM / 2 : BN / 2;  // accumulator registers per thread per block
   constexpr int BR = SW ? 64 : BN;         // token rows of a B box in shared memory
@@ -132,8 +132,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
   constexpr int RS = BM + 4;             // row stride of the fp32 partial tile (no bank conflicts)
   constexpr int RROWS = (BM + KS - 1) / KS;  // rows of the tile each cluster rank reduces
-  static_assert((SW ? BM % 8 == 0 && BM <= 256 : BM % 64 == 0) && BN % 8 == 0 && BK % BOX == 0 &&
-                    KS >= 1 && KS <= 8,
+  static_assert((SW ? BM % 8 == 0 && BM <= 256 && BN <= 64 : BM % 64 == 0) && BN % 8 == 0 &&
+                    BK % BOX == 0 && KS >= 1 && KS <= 8,
                 "wg tile");
   static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
 
