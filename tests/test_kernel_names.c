@@ -43,6 +43,7 @@ static void test_geometry(void **state) {
   case GT_KFAM_DECODETC: /* reduction buffer [warps_k][tokens][rows + 4] of floats */
     threads = 32 * p->warps_m * p->warps_k;
     smem = p->warps_k * p->tile_n * (16 * p->warps_m * p->tile_m + 4) * 4;
+    assert_true(p->prefetch >= 0 && (p->prefetch == 0 || p->stages < 3)); /* s3 has its own */
     break;
   case GT_KFAM_TC: { /* stages x (A tile + B tile), rows padded by 8 elements */
     threads = 32 * p->warps_m * p->warps_n;
@@ -52,8 +53,9 @@ static void test_geometry(void **state) {
     smem = p->stages * (a_elems + b_elems) * 2;
     break;
   }
-  case GT_KFAM_WG: { /* warpgroup + producer warp; ring of stages x (A + B) boxes, 1 KB slack */
-    threads = 160;
+  case GT_KFAM_WG: { /* warpgroups + producer warp; ring of stages x (A + B) boxes, 1 KB slack */
+    threads = 128 * p->consumers + 32;
+    assert_true(p->consumers == 1 || p->consumers == 2);
     /* swapped tiles (32-64 tokens as wgmma's M) keep a whole m64 tile of tokens per B box */
     const bool swapped = p->tile_n == 64 || (p->tile_n == 32 && p->tile_m % 64 != 0);
     const int b_rows = swapped ? 64 : p->tile_n;
@@ -63,6 +65,12 @@ static void test_geometry(void **state) {
     /* weight rows are wgmma's N when swapped, else m64 blocks */
     assert_int_equal(p->tile_m % (swapped ? 8 : 64), 0);
     assert_true(p->splitk >= 1 && p->splitk <= 8); /* one portable cluster per split */
+    /* multicast: cluster_m x 1 x splitk is one portable cluster, each CTA loads whole 8-row
+     * swizzle groups of the token tile */
+    assert_true(p->cluster_m >= 1 && p->cluster_m * p->splitk <= 8);
+    assert_int_equal(p->tile_n % (8 * p->cluster_m), 0);
+    /* two consumer warpgroups split the weight rows on 8-row swizzle groups */
+    if (p->consumers == 2) assert_int_equal(p->tile_m % (swapped ? 16 : 128), 0);
     assert_true(p->transa == GT_TRANS_T && p->transb == GT_TRANS_N);
     break;
   }
@@ -119,6 +127,10 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_DECODETC, .dtype = GT_DT_F16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 2, .tile_n = 64, .warps_m = 2, .warps_k = 4, .unroll = 1, .stages = 2, .vec = 8,
       .splitk = 3}},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p64",
+     {.family = GT_KFAM_DECODETC, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 1, .tile_n = 8, .warps_m = 1, .warps_k = 16, .unroll = 2, .stages = 2, .vec = 8,
+      .splitk = 1, .prefetch = 64}},
     {"gt_sm90_tc_bf16_nt_t256x128x64_w4x2_s5_ks16_a1",
      {.family = GT_KFAM_TC, .dtype = GT_DT_BF16, .transa = GT_TRANS_N, .transb = GT_TRANS_T,
       .tile_m = 256, .tile_n = 128, .tile_k = 64, .warps_m = 4, .warps_n = 2, .stages = 5,
@@ -126,7 +138,19 @@ static const good_case_t k_good[] = {
     {"gt_sm90_wg_f16_tn_t128x16x256_s8_ks4_p32",
      {.family = GT_KFAM_WG, .dtype = GT_DT_F16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 128, .tile_n = 16, .tile_k = 256, .stages = 8, .vec = 8, .splitk = 4,
-      .prefetch = 32}},
+      .prefetch = 32, .cluster_m = 1, .consumers = 1}},
+    {"gt_sm90_wg_bf16_tn_t112x64x128_s4_ks2_p8_c4",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 112, .tile_n = 64, .tile_k = 128, .stages = 4, .vec = 8, .splitk = 2,
+      .prefetch = 8, .cluster_m = 4, .consumers = 1}},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 2}},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 4, .consumers = 2}},
 };
 
 static void test_good_name(void **state) {
@@ -168,6 +192,21 @@ static const bad_case_t k_bad[] = {
     {"wg_with_alignment_token", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_a8", GT_ERR_DATA},
     {"wg_stages_before_tile", "gt_sm90_wg_bf16_tn_s8_t128x16x64_ks4_p8", GT_ERR_DATA},
     {"wg_zero_prefetch", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_p0", GT_ERR_DATA},
+    {"decodetc_zero_prefetch_spelled", "gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p0",
+     GT_ERR_DATA},
+    {"decodetc_token_after_prefetch", "gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p8_x1",
+     GT_ERR_DATA},
+    {"decodetc_other_optional_token", "gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_a8",
+     GT_ERR_DATA},
+    {"wg_no_multicast_spelled", "gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c1", GT_ERR_DATA},
+    {"wg_multicast_before_prefetch", "gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_c4_p8", GT_ERR_DATA},
+    {"wg_multicast_twice", "gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c4_c2", GT_ERR_DATA},
+    {"wg_warpgroups_before_multicast", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_c4",
+     GT_ERR_DATA},
+    {"wg_one_warpgroup_spelled", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w1", GT_ERR_DATA},
+    {"wg_three_optional_tokens", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2_w2", GT_ERR_DATA},
+    {"wg_unknown_optional_token", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_a8", GT_ERR_DATA},
+    {"decode_has_no_prefetch_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_p8", GT_ERR_DATA},
 };
 
 static void test_bad_name(void **state) {
@@ -198,10 +237,23 @@ static const unformattable_case_t k_unformattable[] = {
                      .stages = 1, .vec = 8, .splitk = 0}},
     {"wg_vec_not_8", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
                       .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 1,
-                      .splitk = 1, .prefetch = 8}},
+                      .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 1}},
+    {"wg_cluster_m_unset", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                            .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
+                            .splitk = 1, .prefetch = 8, .cluster_m = 0, .consumers = 1}},
+    {"wg_consumers_unset", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                            .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
+                            .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 0}},
+    {"tc_with_cluster_m", {.family = GT_KFAM_TC, .dtype = GT_DT_BF16, .tile_m = 64, .tile_n = 64,
+                           .tile_k = 32, .warps_m = 2, .warps_n = 2, .stages = 3, .vec = 8,
+                           .splitk = 1, .cluster_m = 2}},
+    {"decodetc_negative_prefetch",
+     {.family = GT_KFAM_DECODETC, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .tile_m = 1,
+      .tile_n = 8, .warps_m = 1, .warps_k = 8, .unroll = 2, .stages = 2, .vec = 8, .splitk = 1,
+      .prefetch = -1}},
     {"wg_no_prefetch", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
                         .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
-                        .splitk = 1, .prefetch = 0}},
+                        .splitk = 1, .prefetch = 0, .cluster_m = 1, .consumers = 1}},
 };
 
 static void test_unformattable(void **state) {

@@ -46,9 +46,9 @@ def pow2(x):
 def family_keys(fam):
     return {
         "decode": ["dtype", "layout", "n", "r", "w", "u", "ks", "v"],
-        "decodetc": ["dtype", "layout", "n", "m", "w", "u", "s", "ks", "v"],
+        "decodetc": ["dtype", "layout", "n", "m", "w", "u", "s", "ks", "v", "p"],
         "tc": ["dtype", "layout", "t", "w", "s", "ks", "a"],
-        "wg": ["dtype", "layout", "t", "s", "ks", "p"],
+        "wg": ["dtype", "layout", "t", "s", "ks", "p", "c", "w"],
     }[fam]
 
 
@@ -61,7 +61,7 @@ def make_instance(fam, p):
         raise SpaceError("layout %r" % lay)
     row = dict(family=fam, dtype=dt, transa=lay[0], transb=lay[1], tile_m=0, tile_n=0, tile_k=0,
                warps_m=0, warps_n=0, warps_k=0, unroll=0, stages=0, vec=0, splitk=p["ks"],
-               prefetch=0)
+               prefetch=0, cluster_m=0, consumers=0)
     if p["ks"] < 1:
         raise SpaceError("ks must be >= 1")
     tdt = DTYPES[dt][1]
@@ -83,7 +83,7 @@ def make_instance(fam, p):
         body = "gtk::decode_body<%s, %d, %d, %d, %d, %d>(a);" % (tdt, nt, rw, wk, ku, v)
         header = "gt_decode.cuh"
     elif fam == "decodetc":
-        nt, mr, (wm, wk), ku, s, v = p["n"], p["m"], p["w"], p["u"], p["s"], p["v"]
+        nt, mr, (wm, wk), ku, s, v, pf = p["n"], p["m"], p["w"], p["u"], p["s"], p["v"], p["p"]
         if lay != "tn":
             raise SpaceError("decodetc is TN only (nn.Linear)")
         if nt % 8 or nt < 8 or nt > 64:
@@ -95,12 +95,19 @@ def make_instance(fam, p):
                              " stage)")
         if v != 8:
             raise SpaceError("decodetc: v is 8 (one 16-byte load feeds two mma's)")
+        if pf < 0 or (pf > 0 and s == 3):
+            raise SpaceError("decodetc: p (KB of each row prefetched before the dependent-launch"
+                             " wait) is >= 0, and 0 with s3 (which prefetches its own way)")
         name = "gt_sm90_decodetc_%s_%s_n%d_m%d_w%dx%d_u%d_s%d_ks%d_v%d" % (
             dt, lay, nt, mr, wm, wk, ku, s, p["ks"], v)
-        row.update(tile_m=mr, tile_n=nt, warps_m=wm, warps_k=wk, unroll=ku, stages=s, vec=v)
+        if pf:
+            name += "_p%d" % pf  # p0 is left out of the name
+        row.update(tile_m=mr, tile_n=nt, warps_m=wm, warps_k=wk, unroll=ku, stages=s, vec=v,
+                   prefetch=pf)
         threads = 32 * wm * wk
         smem = wk * nt * (wm * mr * 16 + 4) * 4
-        body = "gtk::decodetc_body<%s, %d, %d, %d, %d, %d, %d>(a);" % (tdt, nt, mr, wm, wk, ku, s)
+        body = "gtk::decodetc_body<%s, %d, %d, %d, %d, %d, %d, %d>(a);" % (
+            tdt, nt, mr, wm, wk, ku, s, pf)
         header = "gt_decodetc.cuh"
     elif fam == "tc":
         (bm, bn, bk), (wm, wn), s, al = p["t"], p["w"], p["s"], p["a"]
@@ -126,7 +133,7 @@ def make_instance(fam, p):
             tdt, "true" if ak else "false", "true" if bkm else "false", bm, bn, bk, wm, wn, s, al)
         header = "gt_tc.cuh"
     elif fam == "wg":
-        (bm, bn, bk), st, ks, pf = p["t"], p["s"], p["ks"], p["p"]
+        (bm, bn, bk), st, ks, pf, cm, cw = p["t"], p["s"], p["ks"], p["p"], p["c"], p["w"]
         if lay != "tn":
             raise SpaceError("wg is TN only (nn.Linear)")
         if bn not in WG_TOKENS:
@@ -146,18 +153,32 @@ def make_instance(fam, p):
             raise SpaceError("wg: at least 2 stages")
         if not 1 <= ks <= 8:
             raise SpaceError("wg: ks is 1 to 8 (the CTAs of a split form one portable cluster)")
+        if cm < 1 or cm * ks > 8 or bn % cm or (bn // cm) % 8:
+            raise SpaceError("wg: c CTAs along M share the token tile by multicast: c * ks <= 8"
+                             " (one portable cluster), BN / c a multiple of 8 token rows")
+        if cw not in (1, 2):
+            raise SpaceError("wg: w is 1 or 2 consumer warpgroups")
+        if cw == 2 and (((bm // 2) % 8 or bm % 2) if swapped else (bm // 64) % 2):
+            raise SpaceError("wg: two consumer warpgroups split the weight rows on 8-row swizzle"
+                             " groups (swapped: BM/2 a multiple of 8; else an even number of"
+                             " m64 blocks)")
         if bn * (bm + 4) * 4 > st * (bm + bn) * 128:
             raise SpaceError("wg: the fp32 partial tile must fit in the stage ring")
         name = "gt_sm90_wg_%s_%s_t%dx%dx%d_s%d_ks%d_p%d" % (dt, lay, bm, bn, bk, st, ks, pf)
-        row.update(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=8, prefetch=pf)
-        threads = 160  # one consumer warpgroup + one producer warp
+        if cm > 1:
+            name += "_c%d" % cm  # c1 is left out of the name
+        if cw > 1:
+            name += "_w%d" % cw  # w1 too
+        row.update(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=8, prefetch=pf, cluster_m=cm,
+                   consumers=cw)
+        threads = 128 * cw + 32  # consumer warpgroups + one producer warp
         b_rows = 64 if swapped else bn  # a swapped B box holds a whole m64 tile of tokens
         smem = st * (bm + b_rows) * bk * 2 + 1024  # + slack to align the ring to 1024 bytes
         static_smem = 16 * st  # the full and empty mbarriers
-        body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d, %s>(a);" % (
-            tdt, bm, bn, bk, st, ks, pf, "true" if swapped else "false")
+        body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d, %s, %d, %d>(a);" % (
+            tdt, bm, bn, bk, st, ks, pf, "true" if swapped else "false", cm, cw)
         header = "gt_wg.cuh"
-        wgmma_n = bm if swapped else bn
+        wgmma_n = bm // cw if swapped else bn
     else:
         raise SpaceError("unknown family %r" % fam)
     if threads > 1024:
@@ -232,8 +253,10 @@ def table_file(insts):
         lines.append("      .tile_m = %d, .tile_n = %d, .tile_k = %d, .warps_m = %d, .warps_n = %d,"
                      " .warps_k = %d," % (r["tile_m"], r["tile_n"], r["tile_k"], r["warps_m"],
                                           r["warps_n"], r["warps_k"]))
-        lines.append("      .unroll = %d, .stages = %d, .vec = %d, .splitk = %d, .prefetch = %d}," % (
-            r["unroll"], r["stages"], r["vec"], r["splitk"], r["prefetch"]))
+        lines.append("      .unroll = %d, .stages = %d, .vec = %d, .splitk = %d, .prefetch = %d,"
+                     " .cluster_m = %d, .consumers = %d}," % (
+                         r["unroll"], r["stages"], r["vec"], r["splitk"], r["prefetch"],
+                         r["cluster_m"], r["consumers"]))
         lines.append("     %d, %d}," % (i["threads"], i["smem"]))
     lines.append("};")
     lines.append("const size_t gt_kinstance_count = %d;" % len(insts))

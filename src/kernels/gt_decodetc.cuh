@@ -15,17 +15,21 @@
 // the CTA's weight rows are bulk-prefetched (cp.async.bulk.prefetch.L2) about 32 KB ahead of the
 // register loads, so the bytes in flight per SM no longer depend on registers and occupancy,
 // and the first batches are prefetched before pdl_wait(), overlapping the previous kernel's
-// tail. Warp partials meet in shared memory and are summed in fixed warp order.
+// tail. PF > 0 (S 1 or 2 only) prefetches the first PF KB of each of the CTA's weight rows into
+// L2 before pdl_wait() and nothing after it: the register pipeline is left as it is, only the
+// start of the CTA's stream overlaps the previous kernel. Warp partials meet in shared memory
+// and are summed in fixed warp order.
 #pragma once
 
 #include "gt_kcommon.cuh"
 
 namespace gtk {
 
-template <typename T, int NT, int MR, int WM, int WK, int KU, int S>
+template <typename T, int NT, int MR, int WM, int WK, int KU, int S, int PF>
 __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   static_assert(NT % 8 == 0, "tokens tile is a multiple of the mma N (8)");
   static_assert(S >= 1 && S <= 3, "1 or 2 register stages, 3: 2 plus an L2 prefetch stage");
+  static_assert(PF >= 0 && (PF == 0 || S < 3), "a pre-wait prefetch only without the L2 stage");
   constexpr int NB = NT / 8;           // n8 tiles
   constexpr int ROWS = WM * MR * 16;   // rows per CTA
   constexpr int RS = ROWS + 4;         // padded row stride of the reduction buffer (no conflicts)
@@ -121,6 +125,17 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   if constexpr (S == 3) {
 #pragma unroll 1
     for (int j = 0; j < PFD; j++) prefetch_step(j);
+  }
+  if constexpr (PF > 0) {
+    // One bulk prefetch per row, from the start of the CTA's K range.
+    const int64_t left = kr.end - kr.beg;
+    const uint32_t bytes =
+        (uint32_t)((left < PF * 512 ? left : (int64_t)PF * 512) * 2) & ~15u;
+    if (bytes > 0)
+      for (int i = threadIdx.x; i < ROWS; i += THREADS) {
+        const int64_t row = cta_row0 + i;
+        if (row < m) prefetch_l2(A + row * a.lda + kr.beg, bytes);
+      }
   }
   pdl_wait();
   pdl_launch_dependents();

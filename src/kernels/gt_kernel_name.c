@@ -36,7 +36,9 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
     return false;
   const char lay[3] = {p->transa == GT_TRANS_T ? 't' : 'n', p->transb == GT_TRANS_T ? 't' : 'n',
                        '\0'};
-  if (p->family != GT_KFAM_WG && p->prefetch != 0) return false; /* no token carries it */
+  if (p->family != GT_KFAM_WG && p->family != GT_KFAM_DECODETC && p->prefetch != 0)
+    return false; /* no token carries it */
+  if (p->family != GT_KFAM_WG && (p->cluster_m != 0 || p->consumers != 0)) return false;
   bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) && gt_name_append(buf, cap, "%s", K_ARCH) &&
             gt_name_append(buf, cap, "%s", k_family[p->family]) &&
             gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype)) &&
@@ -52,12 +54,14 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
            gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec);
   case GT_KFAM_DECODETC:
     if (p->tile_n < 1 || p->tile_m < 1 || p->warps_m < 1 || p->warps_k < 1 || p->unroll < 1 ||
-        p->stages < 1 || p->splitk < 1 || p->vec < 1)
+        p->stages < 1 || p->splitk < 1 || p->vec < 1 || p->prefetch < 0)
       return false;
+    /* The pre-wait prefetch token is written only when there is one (p0 has no spelling). */
     return gt_name_append(buf, cap, "n%d", p->tile_n) && gt_name_append(buf, cap, "m%d", p->tile_m) &&
            gt_name_append(buf, cap, "w%dx%d", p->warps_m, p->warps_k) &&
            gt_name_append(buf, cap, "u%d", p->unroll) && gt_name_append(buf, cap, "s%d", p->stages) &&
-           gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec);
+           gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec) &&
+           (p->prefetch == 0 || gt_name_append(buf, cap, "p%d", p->prefetch));
   case GT_KFAM_TC:
     if (p->tile_m < 1 || p->tile_n < 1 || p->tile_k < 1 || p->warps_m < 1 || p->warps_n < 1 ||
         p->stages < 1 || p->splitk < 1 || p->vec < 1)
@@ -69,11 +73,14 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
   case GT_KFAM_WG:
     /* The element width is implied: TMA strides are 16-byte multiples. */
     if (p->tile_m < 1 || p->tile_n < 1 || p->tile_k < 1 || p->stages < 1 || p->splitk < 1 ||
-        p->prefetch < 1 || p->vec != 8)
+        p->prefetch < 1 || p->vec != 8 || p->cluster_m < 1 || p->consumers < 1)
       return false;
+    /* The optional tokens are written only when not 1 (c1 and w1 have no spelling). */
     return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
-           gt_name_append(buf, cap, "p%d", p->prefetch);
+           gt_name_append(buf, cap, "p%d", p->prefetch) &&
+           (p->cluster_m == 1 || gt_name_append(buf, cap, "c%d", p->cluster_m)) &&
+           (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
   default:
     return false;
   }
@@ -113,9 +120,18 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
 
   static const int k_ntok[GT_KFAM__COUNT] = {
       [GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12, [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9};
-  if (t.n != k_ntok[fam])
-    return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d", name, t.n,
-                      k_family[fam], k_ntok[fam]);
+  /* Optional trailing tokens: decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast) and
+   * w<CW> (consumer warpgroups), in that order. Which of them a name has is decided by tag
+   * below; the canonical-form check at the end rejects any other order or a spelled 1. */
+  const int n_opt = fam == GT_KFAM_DECODETC ? 1 : fam == GT_KFAM_WG ? 2 : 0;
+  const int extra = t.n - k_ntok[fam];
+  const bool opt = extra == 1; /* decodetc */
+  if (extra < 0 || extra > n_opt)
+    return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d%s", name, t.n,
+                      k_family[fam], k_ntok[fam],
+                      n_opt == 1 ? " (or one more, optional)"
+                      : n_opt   ? " (or up to two more, optional)"
+                                : "");
 
   int dt = -1;
   for (int i = 0; i < GT_DT__COUNT; i++)
@@ -149,7 +165,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
         (s = want_param(name, t.tok[8], "u", 1, &out->unroll)) ||
         (s = want_param(name, t.tok[9], "s", 1, &out->stages)) ||
         (s = want_param(name, t.tok[10], "ks", 1, &out->splitk)) ||
-        (s = want_param(name, t.tok[11], "v", 1, &out->vec)))
+        (s = want_param(name, t.tok[11], "v", 1, &out->vec)) ||
+        (opt && (s = want_param(name, t.tok[12], "p", 1, &out->prefetch))))
       return s;
     out->warps_m = w[0];
     out->warps_k = w[1];
@@ -176,6 +193,15 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
         (s = want_param(name, t.tok[7], "ks", 1, &out->splitk)) ||
         (s = want_param(name, t.tok[8], "p", 1, &out->prefetch)))
       return s;
+    out->cluster_m = 1;
+    out->consumers = 1;
+    for (int i = k_ntok[fam]; i < t.n; i++) {
+      int *dst = t.tok[i][0] == 'c' ? &out->cluster_m : t.tok[i][0] == 'w' ? &out->consumers : NULL;
+      if (!dst)
+        return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s' is not c<CM> or w<CW>", name,
+                          t.tok[i]);
+      if ((s = want_param(name, t.tok[i], t.tok[i][0] == 'c' ? "c" : "w", 1, dst))) return s;
+    }
     out->vec = 8;
     break;
   default:
@@ -200,7 +226,8 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
          a->transb == b->transb && a->tile_m == b->tile_m && a->tile_n == b->tile_n &&
          a->tile_k == b->tile_k && a->warps_m == b->warps_m && a->warps_n == b->warps_n &&
          a->warps_k == b->warps_k && a->unroll == b->unroll && a->stages == b->stages &&
-         a->vec == b->vec && a->splitk == b->splitk && a->prefetch == b->prefetch;
+         a->vec == b->vec && a->splitk == b->splitk && a->prefetch == b->prefetch &&
+         a->cluster_m == b->cluster_m && a->consumers == b->consumers;
 }
 
 int gt_kinstance_find(const char *name) {

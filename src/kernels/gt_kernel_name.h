@@ -14,6 +14,8 @@
  *       m 16-row tiles per warp, w warps along M x warps splitting K, u 32-wide K chunks per
  *       load batch, s pipeline stages (2 = next batch loaded into registers while this one
  *       multiplies; 3 = 2 plus the weight rows bulk-prefetched into L2 about 32 KB ahead).
+ *       An optional last token p<KB> (s1, s2) prefetches the first KB of each of the CTA's
+ *       weight rows into L2 before the programmatic-dependent-launch wait; no token means none.
  *   gt_sm90_tc_bf16_nn_t128x64x32_w2x2_s4_ks1_a8
  *       generic tensor-core tile: t CTA tile MxNxK, w warps along M x N, s cp.async stages,
  *       ks split-K, a operand alignment in elements (8: 16-byte cp.async, 1: scalar loads).
@@ -22,7 +24,10 @@
  *       (BK/64 TMA boxes side by side along K per stage), s shared-memory ring stages, ks splits
  *       of K reduced inside a cluster of ks CTAs, p 64-wide weight boxes of the CTA's range
  *       prefetched into L2 before the programmatic-dependent-launch wait
- *       (a prefetch kept ahead of the loads inside the main loop measured 30-40% slower). */
+ *       (a prefetch kept ahead of the loads inside the main loop measured 30-40% slower).
+ *       Optional tokens after p, in this order: c<CM> makes CM CTAs along M one cluster
+ *       (CM x 1 x ks) that share the token tile by TMA multicast; w<CW> runs CW consumer
+ *       warpgroups that split the weight rows. A missing token means 1. */
 #ifndef GT_KERNEL_NAME_H
 #define GT_KERNEL_NAME_H
 
@@ -64,7 +69,11 @@ typedef struct gt_kparams {
   int tile_m, tile_n, tile_k;
   int warps_m, warps_n, warps_k;
   int unroll, stages, vec, splitk;
-  int prefetch; /* wg: 64-wide weight boxes prefetched into L2 before the PDL wait; others 0 */
+  int prefetch; /* prefetched into L2 before the PDL wait: wg 64-wide weight boxes (>= 1),
+                   decodetc KB of each weight row (0 = none); others 0 */
+  int cluster_m; /* wg: CTAs along M of a cluster sharing the token tile by TMA multicast
+                    (1 = none); others 0 */
+  int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */
 } gt_kparams_t;
 
 /* One row of the generated table. threads and smem are what the kernel is launched with. */

@@ -6,8 +6,8 @@
 // TMA (cp.async.bulk.tensor, 128-byte swizzle, completion counted on an mbarrier per stage); a
 // slice is BK/64 boxes of 64 elements side by side along K, so each weight row is read in
 // BK*2-byte runs. The bytes in flight per SM are the stages of the resident CTAs, independent
-// of registers. One consumer warpgroup runs wgmma.mma_async on each slice straight from shared
-// memory: m64nBNk16 per 64 weight rows (weight rows as M, tokens as N: a decode batch wastes
+// of registers. One consumer warpgroup (or two, CW below) runs wgmma.mma_async on each slice
+// straight from shared memory: m64nBNk16 per 64 weight rows (weight rows as M, tokens as N: a decode batch wastes
 // at most 7 columns of one N tile), or, for 32-64 tokens, one m64nBMk16 (the tokens as M, the
 // weight rows as N; see SW below). It keeps one slice's group of wgmma's in flight while
 // it waits for the next, and returns each stage to the producer once its group is done. TMA
@@ -21,6 +21,25 @@
 // order through distributed shared memory (deterministic), applies alpha/beta and writes D; a
 // second barrier keeps every partial alive until it has been read. KS = 1 is the same code
 // with a CTA barrier.
+//
+// Token multicast (CM > 1): the CM CTAs along M of a cluster (CM x 1 x KS) share one token tile
+// and K split. Each loads BN/CM token rows per box with TMA multicast into the same offset of
+// every peer's ring, so one L2 read of the tokens feeds CM SMs (cuBLAS's skinny kernels do the
+// same). A peer writes into this CTA's ring, so a stage is free only when the consumers of all
+// CM CTAs are done with it: each consumer warp arrives on the empty barrier of every CTA of its
+// row group (remote mbarrier arrive), and the barrier counts 4 warps x CM. A CTA's full barrier
+// may see a peer's bytes before its own expect_tx; the producer's own arrival keeps the phase
+// open until then. A cluster barrier after the barrier init (no peer writes into an
+// uninitialized ring) and one at the end (no CTA exits while a peer may still arrive on its
+// barriers) frame the loop. The grid along M is a multiple of CM: a CTA past M loads zeros and
+// stores nothing.
+//
+// Two consumer warpgroups (CW = 2): the tile's weight rows are split between them (swapped:
+// BM/2 rows each as wgmma's N; otherwise half of the m64 blocks each). Both read every stage and
+// both release it (the empty barrier counts both). Each warpgroup's wgmma chain is half as long,
+// and two chains from different warpgroups keep the tensor cores busier while one waits; at 64
+// tokens the math is about half of a CTA's time (cuBLAS's nvjet 112x64 kernel runs two
+// consumer warpgroups too).
 //
 // Programmatic dependent launch: before griddepcontrol.wait the producer only asks L2 to
 // prefetch the first P 64-wide weight boxes of its range (cp.async.bulk.prefetch.tensor: nothing
@@ -80,6 +99,35 @@ __device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const void *tmap,
       "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
       : "memory");
 }
+// The same, multicast to the CTAs of the cluster in `mask` (same shared offsets, and each
+// destination's mbarrier at offset `bar` receives the bytes it got).
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const void *tmap, uint32_t bar, int c0,
+                                               int c1, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+// Arrive on the mbarrier at this CTA's shared offset `bar` in cluster CTA `rank`. Default
+// semantics (release at CTA scope): the stage's reads were wgmma's, complete after
+// wgmma.wait_group. A .release.cluster arrive put a cluster-scope fence (ERRBAR) before every
+// arrive, and Nsight Compute found 47% of the stall samples on it (t80x64x256 c2, 64 tokens).
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n"
+      "}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
 __device__ __forceinline__ void tma_prefetch_2d(const void *tmap, int c0, int c1) {
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(tmap),
                "r"(c0), "r"(c1)
@@ -113,7 +161,7 @@ template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW>
+template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW>
 __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
@@ -125,8 +173,10 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // swapped tile can have as many weight rows as make the grid match the SM count (10240 rows /
   // 80 = 128 CTAs): at 32-64 tokens one wave of equal CTAs beats a grid of m64 blocks that
   // leaves part of a second wave.
-  constexpr int MB = SW ? 1 : BM / 64;     // accumulator blocks (m64 blocks of weight rows)
-  constexpr int R = SW ? BM / 2 : BN / 2;  // accumulator registers per thread per block
+  static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
+  constexpr int WN = SW ? BM / CW : 0;              // swapped: weight rows per warpgroup (N)
+  constexpr int MB = SW ? 1 : BM / 64 / CW;         // m64 blocks of weight rows per warpgroup
+  constexpr int R = SW ? WN / 2 : BN / 2;           // accumulator registers per thread per block
   constexpr int BR = SW ? 64 : BN;         // token rows of a B box in shared memory
   constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BR * BOX * 2, B_LOAD = BN * BOX * 2;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
@@ -136,6 +186,13 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
                     BK % BOX == 0 && KS >= 1 && KS <= 8,
                 "wg tile");
   static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
+  // Multicast: each CTA of the row group loads BNS token rows, a whole number of the swizzle's
+  // 8-row (1024-byte) groups, so every sub-box lands in the pattern the full box would have.
+  constexpr int BNS = BN / CM;
+  static_assert(CM >= 1 && CM * KS <= 8 && BN % CM == 0 && BNS % 8 == 0, "wg multicast");
+  // A warpgroup's share of the rows starts on an 8-row (1024-byte) swizzle group.
+  static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wg consumer split");
+  constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
 
   extern __shared__ uint8_t wg_smem[];
   __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
@@ -154,15 +211,24 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // every slice loads all its boxes and runs all BK/16 wgmma steps; no branch depends on the
   // data, which would make ptxas serialize the wgmma's (warning C7520).
 
+  // Cluster position: x (0..CM-1) along M in the row group, z the split. Ranks are x-fastest.
+  const uint32_t my_rank = CM * KS > 1 ? cluster_ctarank() : 0;
+  const uint32_t cx = CM > 1 ? blockIdx.x % CM : 0;
+  const uint32_t group0 = my_rank - cx;  // rank of x = 0 in this CTA's row group
+  cg::cluster_group cluster = cg::this_cluster();
+
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < S; s++) {
       mbar_init(full0 + 8 * s, 1);
-      mbar_init(empty0 + 8 * s, 128);
+      mbar_init(empty0 + 8 * s, CM > 1 ? 4 * CW * CM : 128 * CW);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  if constexpr (CM > 1)
+    cluster.sync();  // every peer's barriers exist before any multicast reaches them
+  else
+    __syncthreads();
 
   float acc[MB][R];
 #pragma unroll
@@ -170,7 +236,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
     for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
 
-  if (warp == 4) {
+  const int wgi = warp / 4;  // consumer warpgroup (CW = 2: which half of the rows)
+  if (warp == PRODUCER) {
     // Producer warp: one lane issues every copy.
     if (lane == 0) {
       const void *ta = &a.tma_a, *tb = &a.tma_b;
@@ -190,7 +257,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
           tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
-          tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
+          if constexpr (CM > 1)
+            tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
+                           tok0 + (int)cx * BNS, (uint16_t)(((1u << CM) - 1) << group0));
+          else
+            tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
         }
       }
     } else {
@@ -209,18 +280,25 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
         const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * 32;
         const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
         if constexpr (SW) {
-          wgmma_ss<T, BM>::mma(acc[0], wg_desc(kb), wg_desc(ka));
+          wgmma_ss<T, WN>::mma(acc[0], wg_desc(kb), wg_desc(ka + wgi * WN * 128));
         } else {
 #pragma unroll
           for (int mb = 0; mb < MB; mb++)
-            wgmma_ss<T, BN>::mma(acc[mb], wg_desc(ka + mb * 64 * 128), wg_desc(kb));
+            wgmma_ss<T, BN>::mma(acc[mb], wg_desc(ka + (wgi * MB + mb) * 64 * 128), wg_desc(kb));
         }
       }
       wg_commit();
       // Keep this slice's wgmma's in flight while waiting for the next slice; the previous
       // slice's group is complete after this wait, so its stage goes back to the producer.
       wg_wait<1>();
-      if (it > 0) mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      if (it > 0) {
+        if constexpr (CM > 1) {
+          // Lane l of each warp frees the stage in CTA l of the row group (itself included).
+          if (lane < CM) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), group0 + lane);
+        } else {
+          mbar_arrive(empty0 + 8 * ((it - 1) % S));
+        }
+      }
     }
     wg_wait<0>();
 #pragma unroll
@@ -229,26 +307,26 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // Every issued copy was waited for by the consumers, so the ring is idle: reuse it for the
   // fp32 partial tile red[token][row].
   __syncthreads();
-  if (warp < 4) {
-    const int g = lane >> 2, q = lane & 3;
+  if (warp < PRODUCER) {
+    const int g = lane >> 2, q = lane & 3, wq = warp & 3;
 #pragma unroll
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) {
-        // Register i holds accumulator row 16*warp + g + 8*((i/2)%2), column 8*(i/4) + 2q + i%2.
-        const int ar = warp * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
-        const int row = SW ? ac : mb * 64 + ar;  // weight row in the tile
+        // Register i holds accumulator row 16*wq + g + 8*((i/2)%2), column 8*(i/4) + 2q + i%2
+        // (wq: the warp within its warpgroup).
+        const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
+        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;  // weight row in the tile
         const int col = SW ? ar : ac;            // token in the tile
         if (col < BN) red[col * RS + row] = acc[mb][i];
       }
   }
-  cg::cluster_group cluster = cg::this_cluster();
   if (KS > 1)
     cluster.sync();
   else
     __syncthreads();
 
-  const int rank = KS > 1 ? (int)cluster.block_rank() : 0;
+  const int rank = KS > 1 ? (int)blockIdx.z : 0;  // the split; the cluster spans all KS of them
   const uint16_t *C = static_cast<const uint16_t *>(a.C);
   uint16_t *D = static_cast<uint16_t *>(a.D);
   for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
@@ -258,7 +336,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     float sum = 0.f;
 #pragma unroll
     for (int src = 0; src < KS; src++) {
-      const float *p = KS > 1 ? cluster.map_shared_rank(red, src) : red;
+      const float *p = KS > 1 ? cluster.map_shared_rank(red, (unsigned)(cx + src * CM)) : red;
       sum += p[col * RS + row];
     }
     const int64_t off = grow + gcol * a.ldc;
@@ -266,7 +344,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
     D[off] = T::from_f(v);
   }
-  if (KS > 1) cluster.sync();  // no CTA leaves while a peer may still read its partial
+  // No CTA leaves while a peer may still read its partial or arrive on its barriers.
+  if (KS > 1 || CM > 1) cluster.sync();
 }
 
 }  // namespace gtk

@@ -3,35 +3,35 @@
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 3>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 3, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 1>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 1, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 2>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 2, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 3>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 4, 3, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s2_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 4, 4, 2>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 4, 4, 2, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n8_m1_w1x4_u4_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 8, 1, 1, 4, 4, 3>(a);
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 4, 4, 3, 0>(a);
 }

@@ -3,35 +3,35 @@
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 32, 1, 1, 4, 2, 3>(a);
+  gtk::decodetc_body<gtk::f16, 32, 1, 1, 4, 2, 3, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 32, 2, 1, 4, 2, 1>(a);
+  gtk::decodetc_body<gtk::f16, 32, 2, 1, 4, 2, 1, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n32_m2_w1x4_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 32, 2, 1, 4, 2, 3>(a);
+  gtk::decodetc_body<gtk::f16, 32, 2, 1, 4, 2, 3, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n32_m1_w1x8_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 32, 1, 1, 8, 2, 1>(a);
+  gtk::decodetc_body<gtk::f16, 32, 1, 1, 8, 2, 1, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n32_m1_w2x4_u2_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 32, 1, 2, 4, 2, 1>(a);
+  gtk::decodetc_body<gtk::f16, 32, 1, 2, 4, 2, 1, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n32_m4_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 32, 4, 1, 4, 1, 1>(a);
+  gtk::decodetc_body<gtk::f16, 32, 4, 1, 4, 1, 1, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 64, 2, 1, 4, 1, 1>(a);
+  gtk::decodetc_body<gtk::f16, 64, 2, 1, 4, 1, 1, 0>(a);
 }

@@ -3,10 +3,35 @@
 
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 64, 2, 1, 4, 1, 3>(a);
+  gtk::decodetc_body<gtk::f16, 64, 2, 1, 4, 1, 3, 0>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a) {
-  gtk::decodetc_body<gtk::f16, 64, 2, 2, 4, 1, 1>(a);
+  gtk::decodetc_body<gtk::f16, 64, 2, 2, 4, 1, 1, 0>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2, 1>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2, 2>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 8, 2, 2, 4>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 16, 2, 2, 1>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a) {
+  gtk::decodetc_body<gtk::f16, 8, 1, 1, 16, 2, 2, 2>(a);
 }

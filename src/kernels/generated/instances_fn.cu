@@ -49,6 +49,29 @@ __global__ void gt_sm90_decodetc_bf16_tn_n32_m4_w1x4_u1_s1_ks1_v8(const __grid_c
 __global__ void gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n64_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x16_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n16_m1_w1x16_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
@@ -79,6 +102,29 @@ __global__ void gt_sm90_decodetc_f16_tn_n32_m4_w1x4_u1_s1_ks1_v8(const __grid_co
 __global__ void gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x16_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n16_m1_w1x16_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8(const __grid_constant__ gt_kargs_t a);
@@ -245,6 +291,33 @@ __global__ void gt_sm90_wg_bf16_tn_t128x8x64_s4_ks4_p4(const __grid_constant__ g
 __global__ void gt_sm90_wg_bf16_tn_t128x8x64_s8_ks2_p4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x8x64_s8_ks4_p4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t64x8x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x64x64_s6_ks2_p6_c4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x16x64_s12_ks2_p6_c2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t40x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t40x32x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t160x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x32x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -302,6 +375,29 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s1_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m2_w1x4_u1_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n64_m2_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n64_m2_w2x4_u1_s1_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x16_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x16_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_bf16_tn_n16_m1_w1x16_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n16_m1_w1x16_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_bf16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p4},
     {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s1_ks1_v8},
@@ -332,6 +428,29 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s1_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m2_w1x4_u1_s3_ks1_v8},
     {"gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n64_m2_w2x4_u1_s1_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n8_m1_w1x8_u4_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n8_m2_w2x4_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x4_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x8_u2_s2_ks1_v8_p4},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x16_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x16_u2_s2_ks1_v8},
+    {"gt_sm90_decodetc_f16_tn_n16_m1_w1x16_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n16_m1_w1x16_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p1", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p1},
+    {"gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p2", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p2},
+    {"gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p4", (const void *)gt_sm90_decodetc_f16_tn_n32_m1_w1x4_u2_s2_ks1_v8_p4},
     {"gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8", (const void *)gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks1_a8},
     {"gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8", (const void *)gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks2_a8},
     {"gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8", (const void *)gt_sm90_tc_bf16_tn_t128x32x64_w4x1_s4_ks4_a8},
@@ -498,6 +617,33 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t128x8x64_s8_ks2_p4", (const void *)gt_sm90_wg_bf16_tn_t128x8x64_s8_ks2_p4},
     {"gt_sm90_wg_bf16_tn_t128x8x64_s8_ks4_p4", (const void *)gt_sm90_wg_bf16_tn_t128x8x64_s8_ks4_p4},
     {"gt_sm90_wg_bf16_tn_t64x8x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_tn_t64x8x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p16", (const void *)gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p16},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_c4", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_c4},
+    {"gt_sm90_wg_bf16_tn_t64x64x64_s6_ks2_p6_c4", (const void *)gt_sm90_wg_bf16_tn_t64x64x64_s6_ks2_p6_c4},
+    {"gt_sm90_wg_bf16_tn_t64x16x64_s12_ks2_p6_c2", (const void *)gt_sm90_wg_bf16_tn_t64x16x64_s12_ks2_p6_c2},
+    {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t80x64x64_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x64x64_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t40x64x64_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t40x64x64_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t40x32x64_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t40x32x64_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s5_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s5_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2},
+    {"gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t160x64x64_s6_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t160x64x64_s6_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t224x64x64_s6_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t224x64x64_s6_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t224x32x64_s6_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t224x32x64_s6_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks2_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks2_p8_w2},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8},
@@ -508,5 +654,5 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64", (const void *)gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64},
 };
-const size_t gt_kinstance_fn_count = 251;
+const size_t gt_kinstance_fn_count = 324;
 }  // extern "C"

@@ -69,6 +69,7 @@ typedef struct kstate {
   gt_kargs_t args; /* pointers and alpha/beta filled per run */
   const void *fn, *reduce;
   unsigned grid[3], reduce_blocks;
+  unsigned cluster_x; /* CTAs per cluster along x (wg token multicast), 1 = none */
   unsigned cluster_z; /* CTAs per cluster along z (wg split-K), 1 = no cluster */
   int threads, smem;
   size_t ws_needed;
@@ -153,12 +154,15 @@ typedef struct kgeom {
   int64_t grid[3];
   int64_t kchunk;
   size_t ws_bytes;    /* fp32 partials for the split-K reduce kernel; 0: no reduce kernel */
+  unsigned cluster_x; /* CTAs per cluster along x (token tile multicast); 1: none */
   unsigned cluster_z; /* CTAs per cluster along z (splits reduced in the cluster); 1: none */
 } kgeom_t;
 
 static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) {
   const int64_t gran = k_granule(kp);
-  g->grid[0] = ceil_div(p->m, rows_per_cta(kp));
+  /* wg with multicast: the grid along M is whole clusters (a CTA past M loads zeros). */
+  g->cluster_x = kp->family == GT_KFAM_WG && kp->cluster_m > 1 ? (unsigned)kp->cluster_m : 1;
+  g->grid[0] = ceil_div(ceil_div(p->m, rows_per_cta(kp)), g->cluster_x) * g->cluster_x;
   g->grid[1] = ceil_div(p->n, kp->tile_n);
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
@@ -435,6 +439,7 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->args.ldc = p->ldc;
   st->args.kchunk = g.kchunk;
   st->args.splits = in->params.splitk;
+  st->cluster_x = g.cluster_x;
   st->cluster_z = g.cluster_z;
   if (st->ws_needed) {
     st->reduce = gt_kreduce_fn(in->params.dtype);
@@ -472,14 +477,15 @@ static bool aligned(const void *ptr, size_t bytes) { return ((uintptr_t)ptr % by
  * outside a capture turns PDL off for the process; inside a capture the error is returned, since
  * the capture is already invalidated. */
 static cudaError_t launch_main(const void *fn, dim3 grid, dim3 block, void **args, size_t smem,
-                               unsigned cluster_z, cudaStream_t s) {
-  if (!g_pdl && cluster_z <= 1) return cudaLaunchKernel(fn, grid, block, args, smem, s);
+                               unsigned cluster_x, unsigned cluster_z, cudaStream_t s) {
+  const bool cluster = cluster_x > 1 || cluster_z > 1;
+  if (!g_pdl && !cluster) return cudaLaunchKernel(fn, grid, block, args, smem, s);
   cudaLaunchAttribute attr[2];
   memset(attr, 0, sizeof attr);
   unsigned na = 0;
-  if (cluster_z > 1) {
+  if (cluster) {
     attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = 1;
+    attr[na].val.clusterDim.x = cluster_x;
     attr[na].val.clusterDim.y = 1;
     attr[na].val.clusterDim.z = cluster_z;
     na++;
@@ -567,7 +573,9 @@ static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   /* A stage of tile_k is tile_k / 64 boxes: 64 elements = the 128-byte swizzle span. */
   gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, p->k, p->m, p->lda, 64, kp->tile_m);
-  if (s == GT_OK) s = encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, kp->tile_n);
+  /* With multicast each of the cluster_m CTAs of a row group loads its share of the tokens. */
+  const int b_rows = kp->cluster_m > 1 ? kp->tile_n / kp->cluster_m : kp->tile_n;
+  if (s == GT_OK) s = encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, b_rows);
   return s;
 }
 
@@ -607,7 +615,8 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
     gt_status_t es = encode_tmaps(&a, &in->params, &st->p);
     if (es != GT_OK) return es;
   }
-  GT_CUDA_CHECK(launch_main(st->fn, grid, block, args, (size_t)st->smem, st->cluster_z, s));
+  GT_CUDA_CHECK(
+      launch_main(st->fn, grid, block, args, (size_t)st->smem, st->cluster_x, st->cluster_z, s));
   if (st->reduce) {
     dim3 rgrid = {st->reduce_blocks, 1, 1};
     dim3 rblock = {GT_KREDUCE_THREADS, 1, 1};
