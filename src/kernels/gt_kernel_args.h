@@ -39,6 +39,7 @@ typedef struct gt_kargs {
   float alpha, beta;
   int beta_nonzero; /* 0: C is not read (BLAS semantics: beta == 0 ignores C, even NaN) */
   int splits;       /* gridDim.z of the main kernel */
+  int evict_first;  /* wg: weight loads carry the L2 evict-first hint (1 unless diagnosing) */
 } gt_kargs_t;
 
 #ifdef __cplusplus

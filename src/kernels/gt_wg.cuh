@@ -256,7 +256,10 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
         mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
-          tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
+          if (a.evict_first)
+            tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
+          else
+            tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
           if constexpr (CM > 1)
             tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
                            tok0 + (int)cx * BNS, (uint16_t)(((1u << CM) - 1) << group0));

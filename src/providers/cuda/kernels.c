@@ -54,6 +54,14 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Programmatic dependent launch of the main kernels: 1 on, 0 off (GEMMTUNE_KERNELS_PDL=0, or the
  * runtime refused the attribute once). Read without the lock: it only ever goes from 1 to 0. */
 static volatile int g_pdl = 1;
+/* wg A/B switches, read once by init: the tensor maps' L2 promotion
+ * (GEMMTUNE_WG_L2_PROMOTION=none|64|128|256, default 128) and the evict-first hint on weight
+ * loads (GEMMTUNE_WG_EVICT_FIRST=0 drops it). For measuring only; tuned rows assume defaults.
+ * Measured on the H200 (bench/results/kernels.md): 128-byte promotion against 256, all 84
+ * rows of kernels_bench in one session: own/cuBLAS geomean 1.063 -> 1.083 (tokens 16: 1.032 ->
+ * 1.070); without the evict-first hint the 64-token 70b rows were 2% slower. */
+static int g_wg_promo = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+static int g_wg_evict_first = 1;
 static kdev_t g_dev[K_MAX_DEVICES];
 static kfunc_t *g_func; /* gt_kinstance_count entries, allocated by init */
 
@@ -307,6 +315,18 @@ static gt_status_t kernels_init(void) {
                       dev, d.cc_major, d.cc_minor);
   const char *pdl = getenv("GEMMTUNE_KERNELS_PDL");
   if (pdl && strcmp(pdl, "0") == 0) g_pdl = 0;
+  const char *promo = getenv("GEMMTUNE_WG_L2_PROMOTION");
+  if (promo) {
+    if (!strcmp(promo, "none")) g_wg_promo = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    else if (!strcmp(promo, "64")) g_wg_promo = CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    else if (!strcmp(promo, "128")) g_wg_promo = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    else if (!strcmp(promo, "256")) g_wg_promo = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    else
+      return gt_err_set(GT_ERR_USAGE,
+                        "GEMMTUNE_WG_L2_PROMOTION=%s: expected none, 64, 128 or 256", promo);
+  }
+  const char *ef = getenv("GEMMTUNE_WG_EVICT_FIRST");
+  if (ef && strcmp(ef, "0") == 0) g_wg_evict_first = 0;
   pthread_mutex_lock(&g_lock);
   if (!g_func) g_func = calloc(gt_kinstance_count, sizeof *g_func);
   const bool ok = g_func != NULL;
@@ -558,7 +578,7 @@ static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int
   CUresult r = g_encode(&map, t == GT_DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                         2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_SWIZZLE_128B, (CUtensorMapL2promotion)g_wg_promo,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return gt_err_set(GT_ERR_UNSUPPORTED,
@@ -607,6 +627,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   a.alpha = *(const float *)ops->alpha;
   a.beta = beta;
   a.beta_nonzero = beta != 0.0f;
+  a.evict_first = g_wg_evict_first;
   void *args[] = {&a};
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
