@@ -2,18 +2,17 @@
 // reduced inside a thread-block cluster.
 //
 // A CTA owns BM weight rows (M) x BN tokens (N) and one split of K. One producer warp streams
-// BK-wide K slices of the weight rows and of the tokens into an S-stage shared-memory ring with
-// TMA (cp.async.bulk.tensor, 128-byte swizzle, completion counted on an mbarrier per stage); a
-// slice is BK/64 boxes of 64 elements side by side along K, so each weight row is read in
-// BK*2-byte runs. The bytes in flight per SM are the stages of the resident CTAs, independent
-// of registers. One consumer warpgroup (or two, CW below) runs wgmma.mma_async on each slice
-// straight from shared memory: m64nBNk16 per 64 weight rows (weight rows as M, tokens as N: a decode batch wastes
-// at most 7 columns of one N tile), or, for 32-64 tokens, one m64nBMk16 (the tokens as M, the
-// weight rows as N; see SW below). It keeps one slice's group of wgmma's in flight while
-// it waits for the next, and returns each stage to the producer once its group is done. TMA
-// zero-fills rows, tokens and K beyond the problem, so any M, N and K run with no predication
-// in the main loop; the only alignment rule is TMA's (leading dimensions a multiple of 8
-// elements, A and B 16-byte aligned).
+// BK-wide K slices of the weight rows and of the tokens into an S-stage shared-memory ring with TMA
+// (cp.async.bulk.tensor, 128-byte swizzle, completion counted on an mbarrier per stage); a slice is
+// BK/64 boxes of 64 elements side by side along K, so each weight row is read in BK*2-byte runs.
+// The bytes in flight per SM are the stages of the resident CTAs, independent of registers. One
+// consumer warpgroup (or two, CW below) runs wgmma.mma_async on each slice straight from shared
+// memory: m64nBNk16 per 64 weight rows (weight rows as M, tokens as N: a decode batch wastes at
+// most 7 columns of one N tile), or, for 32-64 tokens, one m64nBMk16 (the tokens as M, the weight
+// rows as N; see SW below). It keeps one slice's group of wgmma's in flight while it waits for the
+// next, and returns each stage to the producer once its group is done. TMA zero-fills rows, tokens
+// and K beyond the problem, so any M, N and K run with no predication in the main loop; the only
+// alignment rule is TMA's (leading dimensions a multiple of 8 elements, A and B 16-byte aligned).
 //
 // Split-K without a workspace: the KS CTAs of a split are one cluster (1 x 1 x KS, KS <= 8).
 // Each parks its fp32 partial tile in its own shared memory; after a cluster barrier, CTA r
@@ -22,24 +21,25 @@
 // second barrier keeps every partial alive until it has been read. KS = 1 is the same code
 // with a CTA barrier.
 //
-// Token multicast (CM > 1): the CM CTAs along M of a cluster (CM x 1 x KS) share one token tile
-// and K split. Each loads BN/CM token rows per box with TMA multicast into the same offset of
-// every peer's ring, so one L2 read of the tokens feeds CM SMs (cuBLAS's skinny kernels do the
-// same). A peer writes into this CTA's ring, so a stage is free only when the consumers of all
-// CM CTAs are done with it: each consumer warp arrives on the empty barrier of every CTA of its
-// row group (remote mbarrier arrive), and the barrier counts 4 warps x CM. A CTA's full barrier
-// may see a peer's bytes before its own expect_tx; the producer's own arrival keeps the phase
-// open until then. A cluster barrier after the barrier init (no peer writes into an
-// uninitialized ring) and one at the end (no CTA exits while a peer may still arrive on its
-// barriers) frame the loop. The grid along M is a multiple of CM: a CTA past M loads zeros and
-// stores nothing.
+// Token multicast (CM > 1): the CM CTAs along M of a cluster (CM x 1 x KS) share one token tile and
+// K split. Each loads BN/CM token rows per box with TMA multicast into the same offset of every
+// peer's ring, so one L2 read of the tokens feeds CM SMs (cuBLAS's skinny kernel runs 4-CTA
+// clusters and reads a quarter of our L2 hits). A peer writes into this CTA's ring, so a stage is
+// free only when the consumers of all CM CTAs are done with it: each consumer warp arrives on the
+// empty barrier of every CTA of its row group (remote mbarrier arrive), and the barrier counts 4
+// warps x CM. A CTA's full barrier may see a peer's bytes before its own expect_tx; the producer's
+// own arrival keeps the phase open until then. A cluster barrier after the barrier init (no peer
+// writes into an uninitialized ring) and one at the end (no CTA exits while a peer may still arrive
+// on its barriers) frame the loop. The grid along M is a multiple of CM: a CTA past M loads zeros
+// and stores nothing. Measured on the H200: no faster than the same tile without it (the token
+// reads are not what limits these kernels); a few instances keep it gated.
 //
 // Two consumer warpgroups (CW = 2): the tile's weight rows are split between them (swapped:
 // BM/2 rows each as wgmma's N; otherwise half of the m64 blocks each). Both read every stage and
 // both release it (the empty barrier counts both). Each warpgroup's wgmma chain is half as long,
-// and two chains from different warpgroups keep the tensor cores busier while one waits; at 64
-// tokens the math is about half of a CTA's time (cuBLAS's nvjet 112x64 kernel runs two
-// consumer warpgroups too).
+// and two chains from different warpgroups keep the tensor cores busier while one waits
+// (cuBLAS's nvjet 112x64 kernel runs two consumer warpgroups too). Measured: 2-8% faster at
+// 64 tokens where the grid fills the GPU, slower on small grids.
 //
 // Programmatic dependent launch: before griddepcontrol.wait the producer only asks L2 to
 // prefetch the first P 64-wide weight boxes of its range (cp.async.bulk.prefetch.tensor: nothing
