@@ -4,6 +4,7 @@
  * tests/test_kernel_names.c holds the two to each other. */
 #include "gt_kernel_name.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,18 +121,27 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
 
   static const int k_ntok[GT_KFAM__COUNT] = {
       [GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12, [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9};
-  /* Optional trailing tokens: decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast) and
-   * w<CW> (consumer warpgroups), in that order. Which of them a name has is decided by tag
-   * below; the canonical-form check at the end rejects any other order or a spelled 1. */
-  const int n_opt = fam == GT_KFAM_DECODETC ? 1 : fam == GT_KFAM_WG ? 2 : 0;
+  /* Optional trailing tokens, each left out of a name when at its default (set in the switch
+   * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast), then w<CW> (consumer
+   * warpgroups). They are matched by tag; the canonical-form check at the end rejects any
+   * other order, a repeat or a spelled default. */
+  static const struct {
+    int n;
+    struct {
+      const char *tag;
+      size_t off;
+    } tok[2];
+  } k_opt[GT_KFAM__COUNT] = {
+      [GT_KFAM_DECODETC] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}},
+      [GT_KFAM_WG] = {2, {{"c", offsetof(gt_kparams_t, cluster_m)},
+                          {"w", offsetof(gt_kparams_t, consumers)}}}};
   const int extra = t.n - k_ntok[fam];
-  const bool opt = extra == 1; /* decodetc */
-  if (extra < 0 || extra > n_opt)
+  if (extra < 0 || extra > k_opt[fam].n)
     return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d%s", name, t.n,
                       k_family[fam], k_ntok[fam],
-                      n_opt == 1 ? " (or one more, optional)"
-                      : n_opt   ? " (or up to two more, optional)"
-                                : "");
+                      k_opt[fam].n == 1 ? " (or one more, optional)"
+                      : k_opt[fam].n    ? " (or up to two more, optional)"
+                                        : "");
 
   int dt = -1;
   for (int i = 0; i < GT_DT__COUNT; i++)
@@ -165,8 +175,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
         (s = want_param(name, t.tok[8], "u", 1, &out->unroll)) ||
         (s = want_param(name, t.tok[9], "s", 1, &out->stages)) ||
         (s = want_param(name, t.tok[10], "ks", 1, &out->splitk)) ||
-        (s = want_param(name, t.tok[11], "v", 1, &out->vec)) ||
-        (opt && (s = want_param(name, t.tok[12], "p", 1, &out->prefetch))))
+        (s = want_param(name, t.tok[11], "v", 1, &out->vec)))
       return s;
     out->warps_m = w[0];
     out->warps_k = w[1];
@@ -195,17 +204,19 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       return s;
     out->cluster_m = 1;
     out->consumers = 1;
-    for (int i = k_ntok[fam]; i < t.n; i++) {
-      int *dst = t.tok[i][0] == 'c' ? &out->cluster_m : t.tok[i][0] == 'w' ? &out->consumers : NULL;
-      if (!dst)
-        return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s' is not c<CM> or w<CW>", name,
-                          t.tok[i]);
-      if ((s = want_param(name, t.tok[i], t.tok[i][0] == 'c' ? "c" : "w", 1, dst))) return s;
-    }
     out->vec = 8;
     break;
   default:
     return gt_err_set(GT_ERR_INTERNAL, "instance '%s': family without a grammar", name);
+  }
+  for (int i = k_ntok[fam]; i < t.n; i++) {
+    int o = 0;
+    while (o < k_opt[fam].n && t.tok[i][0] != k_opt[fam].tok[o].tag[0]) o++;
+    if (o == k_opt[fam].n)
+      return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s' is not an optional token of %s",
+                        name, t.tok[i], k_family[fam]);
+    int *dst = (int *)((char *)out + k_opt[fam].tok[o].off);
+    if ((s = want_param(name, t.tok[i], k_opt[fam].tok[o].tag, 1, dst))) return s;
   }
 
   /* One spelling per parameter set: "n08" or "w1x08" parse to the same values but are not the
