@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_trace_file.h"
+
 #define NCOLS (6 + GT_KEY_NFIELDS)
 
 static const char *const k_decisions[GT_SHIM__COUNT] = {"hit", "miss", "pass", "notused",
@@ -75,16 +77,6 @@ static gt_shim_key_t *find(gt_shim_stats_t *s, const gt_problem_t *k) {
   return NULL;
 }
 
-static bool parse_u64(const char *s, uint64_t *out) {
-  if (!*s || *s == '-' || *s == '+' || *s == ' ') return false;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return false;
-  *out = v;
-  return true;
-}
-
 static void copy_name(char *dst, size_t cap, const char *src) {
   snprintf(dst, cap, "%s", strcmp(src, "-") ? src : "");
 }
@@ -106,10 +98,10 @@ static gt_status_t parse_row(const char *name, int ln, char *line, gt_shim_key_t
     return gt_err_set(GT_ERR_DATA, "%s:%d: expected %d columns, got %s%d", name, ln, NCOLS,
                       n > NCOLS ? "more than " : "", n > NCOLS ? NCOLS : n);
   memset(out, 0, sizeof *out);
-  if (!parse_u64(c[0], &out->calls))
+  if (!gt_trace_parse_u64(c[0], &out->calls))
     return gt_err_set(GT_ERR_DATA, "%s:%d: column 'calls': not a non-negative integer: '%.30s'",
                       name, ln, c[0]);
-  if (!parse_u64(c[1], &out->hits))
+  if (!gt_trace_parse_u64(c[1], &out->hits))
     return gt_err_set(GT_ERR_DATA, "%s:%d: column 'hits': not a non-negative integer: '%.30s'",
                       name, ln, c[1]);
   if (out->hits > out->calls)

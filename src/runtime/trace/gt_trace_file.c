@@ -202,7 +202,7 @@ char *gt_trace_format(const gt_trace_t *t, size_t *len) {
 
 /* ---- parse --------------------------------------------------------------------------------- */
 
-static bool parse_u64(const char *s, uint64_t *out) {
+bool gt_trace_parse_u64(const char *s, uint64_t *out) {
   if (!*s || *s == '-' || *s == '+' || *s == ' ') return false;
   char *end;
   errno = 0;
@@ -278,7 +278,7 @@ static gt_status_t parse_status_line(const char *name, char *line, gt_trace_t *t
       have_status = true;
     } else if (strcmp(p, "pid") == 0 || strcmp(p, "records") == 0 || strcmp(p, "dropped") == 0 ||
                strcmp(p, "total_ns") == 0) {
-      if (!parse_u64(v, &x))
+      if (!gt_trace_parse_u64(v, &x))
         return gt_err_set(GT_ERR_DATA, "%s:1: field '%s': not a non-negative integer: '%.30s'",
                           name, p, v);
       if (p[0] == 'p') t->pid = (long)x;
@@ -340,7 +340,7 @@ gt_status_t gt_trace_parse(const char *name, const char *text, gt_trace_t *out) 
                                        "stream_count", "graph_launches"};
     uint64_t v[7] = {0};
     for (int i = 1; i < 7 && s == GT_OK; i++)
-      if (!parse_u64(c[i], &v[i]))
+      if (!gt_trace_parse_u64(c[i], &v[i]))
         s = gt_err_set(GT_ERR_DATA, "%s:%d: column '%s': not a non-negative integer: '%.30s'",
                        name, ln, cols[i], c[i]);
     if (s != GT_OK) break;

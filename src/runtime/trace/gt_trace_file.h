@@ -98,6 +98,10 @@ gt_status_t gt_trace_parse(const char *name, const char *text, gt_trace_t *out);
 /* Read and parse path (GT_ERR_IO when it cannot be read). */
 gt_status_t gt_trace_read(const char *path, gt_trace_t *out);
 
+/* A whole CSV cell as a non-negative decimal integer: no sign, no blanks, nothing after the
+ * digits, no overflow. Shared by the readers of verify's files (this one, gt_shim_stats.c). */
+bool gt_trace_parse_u64(const char *s, uint64_t *out);
+
 /* Add src's kernels into dst (several processes of one workload). The merged state is the worst
  * of the two (unverified > incomplete > ok) with that trace's reason; stream counts add up
  * (streams of different processes are different streams). */
