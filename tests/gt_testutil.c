@@ -1,4 +1,4 @@
-/* Test helpers: temp dirs and whole-file I/O. */
+/* Test helpers: temp dirs, whole-file I/O and a common problem key. */
 #define _GNU_SOURCE
 #include "gt_testutil.h"
 
@@ -51,4 +51,13 @@ char *gt_test_read_file(const char *path) {
 const char *gt_test_srcdir(void) {
   const char *s = getenv("GT_TEST_SRCDIR");
   return s && *s ? s : ".";
+}
+
+gt_problem_t gt_test_h200_linear(int64_t tokens, int64_t out, int64_t in) {
+  gt_problem_t p;
+  gt_problem_init(&p);
+  gt_problem_set_linear(&p, tokens, out, in);
+  snprintf(p.arch, sizeof p.arch, "sm_90");
+  p.sm_count = 132;
+  return p;
 }

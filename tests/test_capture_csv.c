@@ -17,15 +17,6 @@
 #include "gt_testutil.h"
 #include "runtime/capture_csv.h"
 
-static gt_problem_t key_linear(int64_t tokens, int64_t out, int64_t in) {
-  gt_problem_t p;
-  gt_problem_init(&p);
-  gt_problem_set_linear(&p, tokens, out, in);
-  snprintf(p.arch, sizeof p.arch, "sm_90");
-  p.sm_count = 132;
-  return p;
-}
-
 static void test_header_is_exact(void **st) {
   (void)st;
   char want[512];
@@ -66,7 +57,7 @@ static void test_rows_sorted_by_share(void **st) {
   size_t n = sizeof k_order / sizeof k_order[0];
   gt_rt_capture_rec_t recs[8];
   for (size_t i = 0; i < n; i++)
-    recs[i] = (gt_rt_capture_rec_t){key_linear(k_order[i].tokens, 4096, 4096), k_order[i].calls,
+    recs[i] = (gt_rt_capture_rec_t){gt_test_h200_linear(k_order[i].tokens, 4096, 4096), k_order[i].calls,
                                     k_order[i].time_us};
   char *text;
   size_t len;
@@ -100,8 +91,8 @@ static void test_rows_sorted_by_share(void **st) {
 
 static void test_untimed_capture_has_zero_shares(void **st) {
   (void)st;
-  gt_rt_capture_rec_t recs[2] = {{key_linear(1, 4096, 4096), 7, 0.0},
-                                 {key_linear(2, 4096, 4096), 9, 0.0}};
+  gt_rt_capture_rec_t recs[2] = {{gt_test_h200_linear(1, 4096, 4096), 7, 0.0},
+                                 {gt_test_h200_linear(2, 4096, 4096), 9, 0.0}};
   char *text;
   size_t len;
   assert_int_equal(gt_rt_capture_format(recs, 2, &text, &len), GT_OK);
@@ -152,26 +143,26 @@ static void test_reader_takes_it_back(void **st) {
   (void)st;
   rt_case_t cases[8];
   int n = 0;
-  cases[n++] = (rt_case_t){"bf16 linear, beta 0", key_linear(16, 4096, 4096), 120, 1834.25};
-  rt_case_t c = {"f32 NN beta 1", key_linear(1, 256, 512), 3, 12.5};
+  cases[n++] = (rt_case_t){"bf16 linear, beta 0", gt_test_h200_linear(16, 4096, 4096), 120, 1834.25};
+  rt_case_t c = {"f32 NN beta 1", gt_test_h200_linear(1, 256, 512), 3, 12.5};
   c.key.a_type = c.key.b_type = c.key.c_type = c.key.d_type = GT_DT_F32;
   c.key.compute = GT_COMPUTE_TF32;
   c.key.transa = GT_TRANS_N;
   c.key.lda = 256;
   c.key.beta_zero = false;
   cases[n++] = c;
-  c = (rt_case_t){"strided batch", key_linear(64, 128, 256), 8, 40.0};
+  c = (rt_case_t){"strided batch", gt_test_h200_linear(64, 128, 256), 8, 40.0};
   c.key.batch = 4;
   c.key.stride_a = 128 * 256;
   c.key.stride_b = 256 * 64;
   c.key.stride_c = 128 * 64;
   cases[n++] = c;
-  c = (rt_case_t){"padded leading dims", key_linear(8, 1000, 1000), 2, 3.0};
+  c = (rt_case_t){"padded leading dims", gt_test_h200_linear(8, 1000, 1000), 2, 3.0};
   c.key.lda = 1024;
   c.key.ldb = 1024;
   c.key.ldc = 1008;
   cases[n++] = c;
-  c = (rt_case_t){"f16 compute, bias epilogue", key_linear(32, 512, 512), 5, 7.0};
+  c = (rt_case_t){"f16 compute, bias epilogue", gt_test_h200_linear(32, 512, 512), 5, 7.0};
   c.key.a_type = c.key.b_type = c.key.c_type = c.key.d_type = GT_DT_F16;
   c.key.compute = GT_COMPUTE_F16;
   c.key.scale_type = GT_DT_F16;
@@ -183,7 +174,7 @@ static void test_reader_takes_it_back(void **st) {
 /* A batch stride of 0 (one A for every batch item) is a different key from the tight stride. */
 static void test_reader_keeps_broadcast_stride(void **st) {
   (void)st;
-  rt_case_t c = {"broadcast A (batch stride 0)", key_linear(64, 128, 256), 6, 30.0};
+  rt_case_t c = {"broadcast A (batch stride 0)", gt_test_h200_linear(64, 128, 256), 6, 30.0};
   c.key.batch = 3;
   c.key.stride_a = 0;
   c.key.stride_b = 256 * 64;
@@ -230,9 +221,9 @@ static void test_stats_header_is_exact(void **st) {
 static void test_stats_rows_carry_decision_names_and_key(void **st) {
   (void)st;
   gt_rt_stats_rec_t recs[3] = {
-      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 40, .hits = 40,
+      {.keyed = true, .key = gt_test_h200_linear(16, 4096, 4096), .calls = 40, .hits = 40,
        .decision = "hit", .provider = "kernels", .instance = "gt_sm90_decode_x", .entry = "cublasGemmEx"},
-      {.keyed = true, .key = key_linear(1, 4096, 4096), .calls = 7, .hits = 0,
+      {.keyed = true, .key = gt_test_h200_linear(1, 4096, 4096), .calls = 7, .hits = 0,
        .decision = "miss", .entry = "cublasLtMatmul"},
       {.keyed = false, .calls = 3, .decision = "pass", .entry = "cublasGemmEx"},
   };
@@ -261,7 +252,7 @@ static void test_stats_merges_equal_rows_and_prev_file(void **st) {
   gt_rt_stats_rec_t recs[3] = {
       {.keyed = false, .calls = 2, .decision = "pass", .entry = "cublasGemmEx"},
       {.keyed = false, .calls = 5, .decision = "pass", .entry = "cublasGemmEx"},
-      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 4, .hits = 4, .decision = "hit",
+      {.keyed = true, .key = gt_test_h200_linear(16, 4096, 4096), .calls = 4, .hits = 4, .decision = "hit",
        .provider = "cublaslt", .instance = "cublaslt_a1", .entry = "cublasGemmEx"},
   };
   char *first = stats_text(recs, 3, NULL);
@@ -294,7 +285,7 @@ static void test_stats_sanitises_names(void **st) {
 /* What gt_rt_stats_write leaves on disk, twice to the same path: the counts add up. */
 static void test_stats_write_adds_to_the_file(void **st) {
   (void)st;
-  gt_rt_stats_rec_t r = {.keyed = true, .key = key_linear(1, 1024, 4096), .calls = 6, .hits = 6,
+  gt_rt_stats_rec_t r = {.keyed = true, .key = gt_test_h200_linear(1, 1024, 4096), .calls = 6, .hits = 6,
                          .decision = "hit", .provider = "kernels", .instance = "k1",
                          .entry = "cublasGemmEx"};
   const char *path = gt_test_path(gt_test_tmpdir(), "stats.csv");

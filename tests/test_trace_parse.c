@@ -243,28 +243,19 @@ static void test_trace_merge(void **st) {
 
 /* ---- the shim's counters ----------------------------------------------------------------------- */
 
-static gt_problem_t key_linear(int64_t tokens, int64_t out, int64_t in) {
-  gt_problem_t p;
-  gt_problem_init(&p);
-  gt_problem_set_linear(&p, tokens, out, in);
-  snprintf(p.arch, sizeof p.arch, "sm_90");
-  p.sm_count = 132;
-  return p;
-}
-
 /* The reader takes back exactly what the shim's writer (capture_csv.h) produces. */
 static void test_stats_read_back_from_the_writer(void **st) {
   (void)st;
   assert_string_equal(gt_shim_stats_header(), gt_rt_stats_header());
   gt_rt_stats_rec_t recs[] = {
-      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 40, .hits = 40,
+      {.keyed = true, .key = gt_test_h200_linear(16, 4096, 4096), .calls = 40, .hits = 40,
        .decision = "hit", .provider = "kernels", .instance = "gt_sm90_decode_x",
        .entry = "cublasGemmEx"},
-      {.keyed = true, .key = key_linear(1, 4096, 4096), .calls = 7, .decision = "miss",
+      {.keyed = true, .key = gt_test_h200_linear(1, 4096, 4096), .calls = 7, .decision = "miss",
        .entry = "cublasLtMatmul"},
-      {.keyed = true, .key = key_linear(1, 14336, 4096), .calls = 3, .decision = "deferred",
+      {.keyed = true, .key = gt_test_h200_linear(1, 14336, 4096), .calls = 3, .decision = "deferred",
        .entry = "cublasGemmEx"},
-      {.keyed = true, .key = key_linear(1, 4096, 14336), .calls = 2, .decision = "notused",
+      {.keyed = true, .key = gt_test_h200_linear(1, 4096, 14336), .calls = 2, .decision = "notused",
        .provider = "cublaslt", .instance = "cublaslt_a1", .entry = "cublasGemmEx"},
       {.keyed = false, .calls = 3, .decision = "pass", .entry = "cublasGemmEx"},
       {.keyed = false, .calls = 1, .decision = "pass", .entry = "-"},
@@ -300,9 +291,9 @@ static void test_stats_read_back_from_the_writer(void **st) {
 static void test_stats_combines_rows_of_one_key(void **st) {
   (void)st;
   gt_rt_stats_rec_t recs[] = {
-      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 10, .hits = 10,
+      {.keyed = true, .key = gt_test_h200_linear(16, 4096, 4096), .calls = 10, .hits = 10,
        .decision = "hit", .provider = "kernels", .instance = "k1", .entry = "cublasGemmEx"},
-      {.keyed = true, .key = key_linear(16, 4096, 4096), .calls = 5, .hits = 0,
+      {.keyed = true, .key = gt_test_h200_linear(16, 4096, 4096), .calls = 5, .hits = 0,
        .decision = "deferred", .entry = "cublasLtMatmul"},
   };
   char *text;
@@ -332,7 +323,7 @@ static void test_stats_combines_rows_of_one_key(void **st) {
 static void test_stats_rejects_malformed(void **st) {
   (void)st;
   char key[600] = "";
-  gt_problem_t k = key_linear(1, 64, 64);
+  gt_problem_t k = gt_test_h200_linear(1, 64, 64);
   for (int f = 0; f < GT_KEY_NFIELDS; f++) {
     char v[64];
     gt_problem_field_str(&k, f, v, sizeof v);
