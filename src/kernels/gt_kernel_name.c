@@ -103,6 +103,17 @@ static gt_status_t want_param(const char *name, const char *tok, const char *tag
   return GT_OK;
 }
 
+/* The t<BM>x<BN>x<BK> tile token of the tc and wg families. */
+static gt_status_t want_tile(const char *name, const char *tok, gt_kparams_t *out) {
+  int w[3];
+  gt_status_t s = want_param(name, tok, "t", 3, w);
+  if (s != GT_OK) return s;
+  out->tile_m = w[0];
+  out->tile_n = w[1];
+  out->tile_k = w[2];
+  return GT_OK;
+}
+
 gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   gt_name_tokens_t t;
   memset(out, 0, sizeof *out);
@@ -157,7 +168,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   out->transa = lay[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
   out->transb = lay[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
 
-  int w[3];
+  int w[3] = {0, 0, 0};  /* written by want_param on success */
   switch (out->family) {
   case GT_KFAM_DECODE:
     if ((s = want_param(name, t.tok[5], "n", 1, &out->tile_n)) ||
@@ -181,10 +192,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
     out->warps_k = w[1];
     break;
   case GT_KFAM_TC:
-    if ((s = want_param(name, t.tok[5], "t", 3, w))) return s;
-    out->tile_m = w[0];
-    out->tile_n = w[1];
-    out->tile_k = w[2];
+    if ((s = want_tile(name, t.tok[5], out))) return s;
     if ((s = want_param(name, t.tok[6], "w", 2, w))) return s;
     out->warps_m = w[0];
     out->warps_n = w[1];
@@ -194,10 +202,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       return s;
     break;
   case GT_KFAM_WG:
-    if ((s = want_param(name, t.tok[5], "t", 3, w))) return s;
-    out->tile_m = w[0];
-    out->tile_n = w[1];
-    out->tile_k = w[2];
+    if ((s = want_tile(name, t.tok[5], out))) return s;
     if ((s = want_param(name, t.tok[6], "s", 1, &out->stages)) ||
         (s = want_param(name, t.tok[7], "ks", 1, &out->splitk)) ||
         (s = want_param(name, t.tok[8], "p", 1, &out->prefetch)))
