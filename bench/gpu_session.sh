@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
-# tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [kernels] [probe21]
-#   [torch] [verify]
+# tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
+#   [layouts] [probe21] [torch] [verify] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +58,13 @@ for s in "${stages[@]}"; do
       run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
     probe21)
       TAIL=35 run_stage probe21 ${T_PROBE:-420} python3 "$root/bench/probe21_bench.py" "$build/gemmtune" "$work" ;;
+    layouts)
+      # The same shapes in the three other BLAS layouts (kernels_bench --layout), own vs cuBLAS.
+      for lay in ${LAYOUTS:-nn tt nt}; do
+        TAIL=20 run_stage "layout_$lay" ${T_KERNELS:-200} env OUT="$work/layout_$lay" bash "$root/bench/kernels_bench.sh" "$build" --layout "$lay" ${LAYOUT_ARGS:-}
+      done ;;
+    nnclient)
+      TAIL=90 run_stage nnclient ${T_NNCLIENT:-420} bash "$root/bench/layout_verify.sh" "$build" "$work/nnclient" ;;
     kernels_nopdl)
       TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GEMMTUNE_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
     makerun)

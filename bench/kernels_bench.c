@@ -4,7 +4,12 @@
  * finalists re-timed in interleaved rounds (B F1 F2 .. B F1 F2 ..) and compared by median.
  *
  *   kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N] [--filter TEXT]
- *                 [--tokens LIST]
+ *                 [--tokens LIST] [--layout tn|nn|nt|tt]
+ *
+ * --layout re-lays every shape out in that BLAS layout (same m = out, n = tokens, k = in; packed
+ * leading dimensions) and races cuBLAS and the own instances of that layout: tn is the nn.Linear
+ * call the shapes files describe, nn has the weights M-major (x @ W with W stored [in, out]),
+ * nt and tt have the tokens N-major.
  *
  * Prints per shape: cuBLAS us, best own us and its name, ratio (cuBLAS / own), achieved GB/s of
  * the best own kernel (fewest bytes: A, B, D once), and at the end the geomean of max(1, ratio)
@@ -31,7 +36,7 @@
 #define MAX_ROUNDS 64
 
 typedef struct opts {
-  const char *shapes, *out, *filter, *tokens;
+  const char *shapes, *out, *filter, *tokens, *layout;
   int rounds, finalists;
 } opts_t;
 
@@ -53,7 +58,7 @@ static double now_s(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
-                  " [--filter TEXT] [--tokens 1,2,4]\n");
+                  " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]\n");
 }
 
 static bool tokens_selected(const char *list, int64_t n) {
@@ -106,6 +111,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--finalists") && v) o.finalists = atoi(v), i++;
     else if (!strcmp(a, "--filter") && v) o.filter = v, i++;
     else if (!strcmp(a, "--tokens") && v) o.tokens = v, i++;
+    else if (!strcmp(a, "--layout") && v) o.layout = v, i++;
     else {
       usage();
       return 64;
@@ -113,6 +119,11 @@ int main(int argc, char **argv) {
   }
   if (o.rounds < 1 || o.rounds > MAX_ROUNDS || o.finalists < 1) {
     usage();
+    return 64;
+  }
+  if (o.layout && strcmp(o.layout, "tn") && strcmp(o.layout, "nn") && strcmp(o.layout, "nt") &&
+      strcmp(o.layout, "tt")) {
+    fprintf(stderr, "kernels_bench: --layout '%s': expected tn, nn, nt or tt\n", o.layout);
     return 64;
   }
 
@@ -155,6 +166,7 @@ int main(int argc, char **argv) {
   }
   printf("device: %s (%s, %d SMs, L2 %.0f MB, %.0f GB/s datasheet)\n", dev.name, dev.arch,
          dev.sm_count, dev.cache_bytes / 1e6, dev.peak_gbps);
+  printf("layout: %s\n", o.layout ? o.layout : "as in the shapes file (tn: nn.Linear)");
   printf("method: cold (rotated >= 3x L2), CUDA-graph replays, quick race then %d interleaved "
          "rounds of cublas + %d finalists, medians\n\n",
          o.rounds, o.finalists);
@@ -183,7 +195,14 @@ int main(int argc, char **argv) {
   const double t_start = now_s();
   for (size_t si = 0; si < shapes.n; si++) {
     const gt_shape_t *sh = &shapes.v[si];
-    const gt_problem_t *p = &sh->p;
+    gt_problem_t pl = sh->p;
+    if (o.layout) {
+      pl.transa = o.layout[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
+      pl.transb = o.layout[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+      pl.lda = pl.ldb = pl.ldc = 0;
+      gt_problem_fill_lds(&pl);
+    }
+    const gt_problem_t *p = &pl;
     if (o.filter && !strstr(sh->label, o.filter)) continue;
     if (!tokens_selected(o.tokens, p->n)) continue;
 

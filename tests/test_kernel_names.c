@@ -71,7 +71,10 @@ static void test_geometry(void **state) {
     assert_int_equal(p->tile_n % (8 * p->cluster_m), 0);
     /* two consumer warpgroups split the weight rows on 8-row swizzle groups */
     if (p->consumers == 2) assert_int_equal(p->tile_m % (swapped ? 16 : 128), 0);
-    assert_true(p->transa == GT_TRANS_T && p->transb == GT_TRANS_N);
+    /* M-major weights (nn, nt) come in 64-row boxes, each warpgroup's share too; N-major tokens
+     * (nt, tt) in one 64-token box: the swapped orientation, no multicast */
+    if (p->transa == GT_TRANS_N) assert_int_equal(p->tile_m % (64 * p->consumers), 0);
+    if (p->transb == GT_TRANS_T) assert_true(p->tile_n == 64 && p->cluster_m == 1);
     break;
   }
   default:
@@ -91,11 +94,13 @@ static void test_names_unique(void **state) {
         fail_msg("duplicate instance %s", gt_kinstances[i].name);
 }
 
-/* Every family and both element types are present, so the tuner always has an own candidate. */
+/* Every family and both element types are present, so the tuner always has an own candidate; the
+ * generic and the TMA families cover all four layouts. */
 static void test_families_present(void **state) {
   (void)state;
   int seen[GT_KFAM__COUNT][2] = {{0}};
   int generic_layouts[4] = {0}; /* tc: NN, NT, TN, TT */
+  int wg_layouts[4] = {0};      /* wg, the same order */
   int generic_unaligned = 0;
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *p = &gt_kinstances[i].params;
@@ -104,11 +109,17 @@ static void test_families_present(void **state) {
       generic_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
       if (p->vec == 1) generic_unaligned++;
     }
+    if (p->family == GT_KFAM_WG)
+      wg_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
   }
   for (int f = 0; f < GT_KFAM__COUNT; f++)
     for (int d = 0; d < 2; d++)
       if (!seen[f][d]) fail_msg("no %s instance for %s", gt_kfamily_name((gt_kfamily_t)f), d ? "f16" : "bf16");
   for (int l = 0; l < 4; l++) assert_true(generic_layouts[l] > 0);
+  /* the skinny TMA family runs all four layouts too */
+  for (int l = 0; l < 4; l++)
+    if (!wg_layouts[l])
+      fail_msg("no wg instance for layout %s", (const char *[]){"nn", "nt", "tn", "tt"}[l]);
   assert_true(generic_unaligned > 0);
 }
 
@@ -151,6 +162,14 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
       .prefetch = 8, .cluster_m = 4, .consumers = 2}},
+    {"gt_sm90_wg_bf16_nn_t128x16x64_s8_ks1_p8_w2",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_N, .transb = GT_TRANS_N,
+      .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 2}},
+    {"gt_sm90_wg_bf16_tt_t80x64x128_s6_ks1_p8",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_T,
+      .tile_m = 80, .tile_n = 64, .tile_k = 128, .stages = 6, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 1}},
 };
 
 static void test_good_name(void **state) {

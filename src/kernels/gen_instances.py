@@ -134,12 +134,19 @@ def make_instance(fam, p):
         header = "gt_tc.cuh"
     elif fam == "wg":
         (bm, bn, bk), st, ks, pf, cm, cw = p["t"], p["s"], p["ks"], p["p"], p["c"], p["w"]
-        if lay != "tn":
-            raise SpaceError("wg is TN only (nn.Linear)")
         if bn not in WG_TOKENS:
             raise SpaceError("wg: BN is one of %s" % (WG_TOKENS,))
         # Swapped (gt_wg.cuh, SW): 32-64 tokens are wgmma's M, the weight rows its N.
         swapped = bn == 64 or (bn == 32 and bm % 64 != 0)
+        # Layout: weights M-major (nn, nt: A not transposed) and tokens N-major (nt, tt: B
+        # transposed) are read as 64 x 64 boxes, 64 elements along M or N by 64 along K.
+        amn, bmn = lay[0] == "n", lay[1] == "t"
+        if amn and (bm % 64 or (swapped and (bm // cw) % 64)):
+            raise SpaceError("wg: M-major weights (nn, nt) come in 64-row boxes: BM (and each"
+                             " consumer warpgroup's share of it) a multiple of 64")
+        if bmn and (bn != 64 or cm != 1):
+            raise SpaceError("wg: N-major tokens (nt, tt) come in 64-token boxes: BN 64 (the"
+                             " tokens as wgmma's M) and no multicast")
         if swapped and (bm % 8 or not 8 <= bm <= 256):
             raise SpaceError("wg: swapped tiles (BN 64, or BN 32 with BM not a multiple of 64)"
                              " take BM weight rows as wgmma's N: a multiple of 8, 8 to 256")
@@ -175,8 +182,9 @@ def make_instance(fam, p):
         b_rows = 64 if swapped else bn  # a swapped B box holds a whole m64 tile of tokens
         smem = st * (bm + b_rows) * bk * 2 + 1024  # + slack to align the ring to 1024 bytes
         static_smem = 16 * st  # the full and empty mbarriers
-        body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d, %s, %d, %d>(a);" % (
-            tdt, bm, bn, bk, st, ks, pf, "true" if swapped else "false", cm, cw)
+        body = "gtk::wg_body<%s, %d, %d, %d, %d, %d, %d, %s, %d, %d, %s, %s>(a);" % (
+            tdt, bm, bn, bk, st, ks, pf, "true" if swapped else "false", cm, cw,
+            "true" if amn else "false", "true" if bmn else "false")
         header = "gt_wg.cuh"
         wgmma_n = bm // cw if swapped else bn
     else:
@@ -283,19 +291,21 @@ def fn_file(insts):
 
 def wgmma_macro(n):
     """One inline-asm statement for wgmma.mma_async m64n<n>k16 (f32 += TY * TY, both operands
-    shared-memory descriptors); an operand list has a fixed length, so there is one per N."""
+    shared-memory descriptors, TA / TB the transpose immediates: 1 = M- or N-major); an operand
+    list has a fixed length, so there is one per N."""
     r = n // 2
     regs = ["%%%d" % i for i in range(r)]
     lines = ['asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"' % (r + 2),
              '             "wgmma.mma_async.sync.aligned.m64n%dk16.f32." TY "." TY " {"' % n]
     for j in range(0, r, 14):
         lines.append('             "%s%s"' % (", ".join(regs[j:j + 14]), ", " if j + 14 < r else ""))
-    lines.append('             "}, %%%d, %%%d, p, 1, 1, 0, 0;\\n}\\n"' % (r, r + 1))
+    lines.append('             "}, %%%d, %%%d, p, 1, 1, %%%d, %%%d;\\n}\\n"'
+                 % (r, r + 1, r + 3, r + 4))
     ops = ['"+f"(d[%d])' % i for i in range(r)]
     for j in range(0, r, 4):
         lines.append(("             : " if j == 0 else "               ") + ", ".join(ops[j:j + 4])
                      + ("," if j + 4 < r else ""))
-    lines.append('             : "l"(da), "l"(db), "r"(1))')
+    lines.append('             : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB))')
     out = ["#define GT_WGMMA_N%d(TY)" % n] + lines
     w = max(len(x) for x in out) + 1
     return "\n".join(x.ljust(w) + "\\" if k < len(out) - 1 else x for k, x in enumerate(out))

@@ -20,7 +20,7 @@
  *       generic tensor-core tile: t CTA tile MxNxK, w warps along M x N, s cp.async stages,
  *       ks split-K, a operand alignment in elements (8: 16-byte cp.async, 1: scalar loads).
  *   gt_sm90_wg_bf16_tn_t128x16x256_s4_ks4_p16
- *       Hopper decode/skinny (TMA + wgmma, TN only): t CTA tile BM weight rows x BN tokens x BK
+ *       Hopper decode/skinny (TMA + wgmma; tn, nn, nt, tt): t CTA tile BM weight rows x BN tokens x BK
  *       (BK/64 TMA boxes side by side along K per stage), s shared-memory ring stages, ks splits
  *       of K reduced inside a cluster of ks CTAs, p 64-wide weight boxes of the CTA's range
  *       prefetched into L2 before the programmatic-dependent-launch wait

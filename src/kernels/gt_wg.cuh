@@ -1,5 +1,5 @@
-// Hopper decode/skinny family (TN only, the nn.Linear call): TMA + wgmma, warp-specialized, split-K
-// reduced inside a thread-block cluster.
+// Hopper decode/skinny family: TMA + wgmma, warp-specialized, split-K reduced inside a
+// thread-block cluster. All four layouts: TN (the nn.Linear call) first; see "Layouts" below.
 //
 // A CTA owns BM weight rows (M) x BN tokens (N) and one split of K. One producer warp streams
 // BK-wide K slices of the weight rows and of the tokens into an S-stage shared-memory ring with TMA
@@ -40,6 +40,18 @@
 // and two chains from different warpgroups keep the tensor cores busier while one waits
 // (cuBLAS's nvjet 112x64 kernel runs two consumer warpgroups too). Measured: 2-8% faster at
 // 64 tokens where the grid fills the GPU, slower on small grids.
+//
+// Layouts (AMN, BMN). A TN call has both operands K-major: each weight row and each token is a
+// run along K, read in boxes of 64 K x BM rows (BN tokens) and fed to wgmma K-major. NN and NT
+// calls have the weights M-major (a run of output rows per k, e.g. x @ W with W stored
+// [in, out], or the data gradient of nn.Linear); NT and TT have the tokens N-major. An
+// M/N-major operand is read in boxes of 64 rows (or tokens) x 64 K: the box lands as 64 k-rows
+// of 128 bytes, 128-byte swizzled like a K-major box, and wgmma reads it with its transpose bit
+// set and an MN-major descriptor (8-k-row groups 1024 bytes apart, 64-wide M/N atoms one box,
+// 8192 bytes, apart). So a k16 step moves 2048 bytes into the box instead of 32 bytes, and the
+// m64 blocks (or a warpgroup's 64-row share of N) sit at the same offsets as in the K-major
+// ring. M-major weights need BM (and a warpgroup's share) a multiple of 64; N-major tokens need
+// the swapped orientation with BN 64 (one m64 tile of tokens) and no multicast.
 //
 // Programmatic dependent launch: before griddepcontrol.wait the producer only asks L2 to
 // prefetch the first P 64-wide weight boxes of its range (cp.async.bulk.prefetch.tensor: nothing
@@ -148,6 +160,15 @@ __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr) {
          ((uint64_t)1 << 62);
 }
 
+// The same for an M- or N-major tile written by TMA as 64-element boxes with 128-byte swizzle:
+// each k is a 128-byte row of 64 consecutive M (or N) elements, 8-k-row groups 1024 bytes apart
+// (stride byte offset), consecutive 64-element atoms along M/N 8192 bytes apart (leading byte
+// offset: one 64 x 64 box). A step of 16 along K adds 2048 bytes.
+__device__ __forceinline__ uint64_t wg_desc_mn(uint32_t saddr) {
+  return (uint64_t)((saddr & 0x3FFFFu) >> 4) | ((uint64_t)(8192 >> 4) << 16) |
+         ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -161,7 +182,8 @@ template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW>
+template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW,
+          bool AMN, bool BMN>
 __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
@@ -193,6 +215,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // A warpgroup's share of the rows starts on an 8-row (1024-byte) swizzle group.
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wg consumer split");
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
+  // Layouts (see the top of the file): 64 x 64 boxes for an M-major weight or N-major token tile.
+  static_assert(!AMN || (BM % 64 == 0 && (!SW || WN % 64 == 0)), "wg M-major weights");
+  static_assert(!BMN || (SW && BN == 64 && CM == 1), "wg N-major tokens");
+  constexpr int MBOX = 64 * BOX * 2;  // bytes of one 64 x 64 box
+  constexpr int KSTEP_A = AMN ? 2048 : 32, KSTEP_B = BMN ? 2048 : 32;  // bytes per k16 step
 
   extern __shared__ uint8_t wg_smem[];
   __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
@@ -243,7 +270,14 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
       const void *ta = &a.tma_a, *tb = &a.tma_b;
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(ta) : "memory");
       const int nbox = (int)((kr.end - kr.beg + BOX - 1) / BOX) * (kr.end > kr.beg);
-      for (int i = 0; i < nbox && i < P; i++) tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0);
+      for (int i = 0; i < nbox && i < P; i++) {
+        if constexpr (AMN) {
+#pragma unroll
+          for (int j = 0; j < BM / 64; j++) tma_prefetch_2d(ta, row0 + j * 64, (int)(kr.beg + i * BOX));
+        } else {
+          tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0);
+        }
+      }
       pdl_wait();
       pdl_launch_dependents();
       const uint64_t evict_first = l2_evict_first_policy();
@@ -256,11 +290,24 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
         mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
-          if (a.evict_first)
+          if constexpr (AMN) {
+            // M-major weights: BM/64 boxes of 64 rows x 64 K, one after the other.
+#pragma unroll
+            for (int j = 0; j < BM / 64; j++) {
+              if (a.evict_first)
+                tma_load_2d_hint(dst + b * A_BOX + j * MBOX, ta, bar, row0 + j * 64, kc + b * BOX,
+                                 evict_first);
+              else
+                tma_load_2d(dst + b * A_BOX + j * MBOX, ta, bar, row0 + j * 64, kc + b * BOX);
+            }
+          } else if (a.evict_first) {
             tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
-          else
+          } else {
             tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
-          if constexpr (CM > 1)
+          }
+          if constexpr (BMN)
+            tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, tok0, kc + b * BOX);
+          else if constexpr (CM > 1)
             tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
                            tok0 + (int)cx * BNS, (uint16_t)(((1u << CM) - 1) << group0));
           else
@@ -280,14 +327,21 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
       wg_fence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; kk++) {
-        const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * 32;
-        const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
+        const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * KSTEP_A;
+        const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * KSTEP_B;
+        // A warpgroup's rows start at the same offset in either weight layout: 128 bytes per
+        // K-major row, 8192 bytes per M-major 64-row box.
         if constexpr (SW) {
-          wgmma_ss<T, WN>::mma(acc[0], wg_desc(kb), wg_desc(ka + wgi * WN * 128));
+          const uint32_t w = ka + wgi * WN * 128;
+          wgmma_ss<T, WN>::template mma<BMN, AMN>(acc[0], BMN ? wg_desc_mn(kb) : wg_desc(kb),
+                                                  AMN ? wg_desc_mn(w) : wg_desc(w));
         } else {
 #pragma unroll
-          for (int mb = 0; mb < MB; mb++)
-            wgmma_ss<T, BN>::mma(acc[mb], wg_desc(ka + (wgi * MB + mb) * 64 * 128), wg_desc(kb));
+          for (int mb = 0; mb < MB; mb++) {
+            const uint32_t w = ka + (wgi * MB + mb) * 64 * 128;
+            wgmma_ss<T, BN>::template mma<AMN, 0>(acc[mb], AMN ? wg_desc_mn(w) : wg_desc(w),
+                                                  wg_desc(kb));
+          }
         }
       }
       wg_commit();

@@ -62,7 +62,15 @@ static const shape_case_t k_shapes[] = {
     {"f16_tn_t8_out4096_in4096", "tn", GT_DT_F16, 4096, 8, 4096, 0, 0, 0, false},
     {"f16_tn_t33_out1000_in4104", "tn", GT_DT_F16, 1000, 33, 4104, 0, 0, 0, true},
     {"f16_tn_t3_out4095_in1001", "tn", GT_DT_F16, 4095, 3, 1001, 0, 0, 0, false},
-    /* the other transposes (generic family only) */
+    /* the other transposes: wg (aligned) and the generic family */
+    {"nn_t1_out4096_in4096", "nn", GT_DT_BF16, 4096, 1, 4096, 0, 0, 0, false},
+    {"nn_t16_out4000_in4104_beta", "nn", GT_DT_BF16, 4000, 16, 4104, 0, 0, 0, true},
+    {"nn_t5_out3000_in2048_padded", "nn", GT_DT_BF16, 3000, 5, 2048, 8, 16, 5, false},
+    {"nn_t64_out1000_in40_short_k", "nn", GT_DT_BF16, 1000, 64, 40, 0, 0, 0, false},
+    {"tt_t8_out4096_in1000", "tt", GT_DT_BF16, 4096, 8, 1000, 0, 0, 0, false},
+    {"tt_t40_out1000_in4104_padded", "tt", GT_DT_BF16, 1000, 40, 4104, 8, 24, 3, true},
+    {"nt_t64_out4000_in2048", "nt", GT_DT_BF16, 4000, 64, 2048, 0, 0, 0, false},
+    {"nt_t136_out520_in200_many_tiles", "nt", GT_DT_BF16, 520, 136, 200, 0, 0, 0, true},
     {"nn_m1000_n33_k1001", "nn", GT_DT_BF16, 1000, 33, 1001, 0, 0, 0, false},
     {"nn_m4096_n64_k4104", "nn", GT_DT_BF16, 4096, 64, 4104, 0, 0, 0, false},
     {"nn_m520_n130_k200_beta_padded", "nn", GT_DT_BF16, 520, 130, 200, 8, 8, 3, true},
@@ -98,6 +106,17 @@ static void make_problem(const shape_case_t *s, gt_problem_t *p) {
   p->beta_zero = !s->beta;
   snprintf(p->arch, sizeof p->arch, "%s", g_dev.arch);
   p->sm_count = g_dev.sm_count;
+}
+
+/* wg instances of p's type and layout in the table. */
+static int wg_count(const gt_problem_t *p) {
+  int n = 0;
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kparams_t *kp = &gt_kinstances[i].params;
+    n += kp->family == GT_KFAM_WG && kp->dtype == p->a_type && kp->transa == p->transa &&
+         kp->transb == p->transb;
+  }
+  return n;
 }
 
 /* Gate every instance of the problem's type and layout that the problem's hard rules accept. */
@@ -158,11 +177,13 @@ static void test_gate_all(void **state) {
   if (failed) fail_msg("%s: %d instances failed:%s", gc->name, failed, fails);
   /* Some own instance can run every bf16/f16 problem (the generic family has a scalar path). */
   assert_true(passed > 0);
-  /* Every TN problem with 16-byte-aligned rows is one the TMA family must have run: a family
-   * refused wholesale would otherwise pass this test without being checked. */
-  if (p.transa == GT_TRANS_T && p.transb == GT_TRANS_N && p.lda % 8 == 0 && p.ldb % 8 == 0 &&
-      fam_passed[GT_KFAM_WG] == 0)
-    fail_msg("%s: no wg instance ran on an aligned TN problem", gc->name);
+  /* A problem with 16-byte-aligned rows whose type and layout the TMA family has instances for
+   * (bf16 in all four layouts) is one it must have run: a family, or a layout of it, refused
+   * wholesale would otherwise pass this test without being checked. */
+  if (p.lda % 8 == 0 && p.ldb % 8 == 0 && wg_count(&p) > 0 && fam_passed[GT_KFAM_WG] == 0)
+    fail_msg("%s: no wg instance ran on an aligned %s problem (%d wg instances of its type and "
+             "layout)",
+             gc->name, gc->shape->layout, wg_count(&p));
 }
 
 /* ---- enumeration ------------------------------------------------------------------------------- */

@@ -318,6 +318,73 @@ __global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2(const __grid_constant
 __global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x8x256_s4_ks1_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x8x256_s4_ks2_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x256_s4_ks1_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x256_s4_ks2_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x64_s8_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x32x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x32x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x32x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x32x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x32x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x64x128_s3_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x64x128_s3_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t256x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t256x64x64_s5_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t128x64x128_s3_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t128x64x128_s3_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t128x64x128_s3_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t128x64x128_s3_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t128x64x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t128x64x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t128x64x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t128x64x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t128x64x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t128x64x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t80x64x128_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t112x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x8x256_s2_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x8x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x8x256_s2_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x256_s2_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x256_s2_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x128_s2_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x128_s2_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x64x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x64x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x64x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t192x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t64x64x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t64x64x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t64x64x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t64x64x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t256x64x64_s5_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t80x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -644,6 +711,73 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks2_p8_w2},
     {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2},
     {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks2_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t64x8x256_s4_ks1_p16", (const void *)gt_sm90_wg_bf16_nn_t64x8x256_s4_ks1_p16},
+    {"gt_sm90_wg_bf16_nn_t64x8x256_s4_ks2_p16", (const void *)gt_sm90_wg_bf16_nn_t64x8x256_s4_ks2_p16},
+    {"gt_sm90_wg_bf16_nn_t64x16x256_s4_ks1_p16", (const void *)gt_sm90_wg_bf16_nn_t64x16x256_s4_ks1_p16},
+    {"gt_sm90_wg_bf16_nn_t64x16x256_s4_ks2_p16", (const void *)gt_sm90_wg_bf16_nn_t64x16x256_s4_ks2_p16},
+    {"gt_sm90_wg_bf16_nn_t128x8x64_s8_ks2_p4", (const void *)gt_sm90_wg_bf16_nn_t128x8x64_s8_ks2_p4},
+    {"gt_sm90_wg_bf16_nn_t128x8x128_s4_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t128x8x128_s4_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t128x8x128_s4_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t128x8x128_s4_ks2_p8},
+    {"gt_sm90_wg_bf16_nn_t128x16x128_s4_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t128x16x128_s4_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t128x16x128_s4_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t128x16x128_s4_ks2_p8},
+    {"gt_sm90_wg_bf16_nn_t64x16x64_s12_ks1_p6", (const void *)gt_sm90_wg_bf16_nn_t64x16x64_s12_ks1_p6},
+    {"gt_sm90_wg_bf16_nn_t64x16x64_s12_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x16x64_s12_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t64x32x64_s12_ks1_p6", (const void *)gt_sm90_wg_bf16_nn_t64x32x64_s12_ks1_p6},
+    {"gt_sm90_wg_bf16_nn_t64x32x64_s12_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x32x64_s12_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t128x16x64_s8_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t128x16x64_s8_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t128x32x64_s8_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s8_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t64x32x128_s6_ks1_p12", (const void *)gt_sm90_wg_bf16_nn_t64x32x128_s6_ks1_p12},
+    {"gt_sm90_wg_bf16_nn_t64x32x128_s6_ks2_p12", (const void *)gt_sm90_wg_bf16_nn_t64x32x128_s6_ks2_p12},
+    {"gt_sm90_wg_bf16_nn_t64x64x128_s6_ks1_p12", (const void *)gt_sm90_wg_bf16_nn_t64x64x128_s6_ks1_p12},
+    {"gt_sm90_wg_bf16_nn_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_bf16_nn_t64x64x128_s6_ks2_p12},
+    {"gt_sm90_wg_bf16_nn_t128x64x128_s3_ks1_p6", (const void *)gt_sm90_wg_bf16_nn_t128x64x128_s3_ks1_p6},
+    {"gt_sm90_wg_bf16_nn_t128x64x128_s3_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t128x64x128_s3_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t128x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t256x64x64_s5_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t256x64x64_s5_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t256x64x64_s5_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t256x64x64_s5_ks2_p8},
+    {"gt_sm90_wg_bf16_nt_t64x64x128_s6_ks1_p12", (const void *)gt_sm90_wg_bf16_nt_t64x64x128_s6_ks1_p12},
+    {"gt_sm90_wg_bf16_nt_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_bf16_nt_t64x64x128_s6_ks2_p12},
+    {"gt_sm90_wg_bf16_tt_t64x64x128_s6_ks1_p12", (const void *)gt_sm90_wg_bf16_tt_t64x64x128_s6_ks1_p12},
+    {"gt_sm90_wg_bf16_tt_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_bf16_tt_t64x64x128_s6_ks2_p12},
+    {"gt_sm90_wg_bf16_nt_t128x64x128_s3_ks1_p6", (const void *)gt_sm90_wg_bf16_nt_t128x64x128_s3_ks1_p6},
+    {"gt_sm90_wg_bf16_nt_t128x64x128_s3_ks2_p6", (const void *)gt_sm90_wg_bf16_nt_t128x64x128_s3_ks2_p6},
+    {"gt_sm90_wg_bf16_tt_t128x64x128_s3_ks1_p6", (const void *)gt_sm90_wg_bf16_tt_t128x64x128_s3_ks1_p6},
+    {"gt_sm90_wg_bf16_tt_t128x64x128_s3_ks2_p6", (const void *)gt_sm90_wg_bf16_tt_t128x64x128_s3_ks2_p6},
+    {"gt_sm90_wg_bf16_nt_t128x64x64_s4_ks1_p4", (const void *)gt_sm90_wg_bf16_nt_t128x64x64_s4_ks1_p4},
+    {"gt_sm90_wg_bf16_nt_t128x64x64_s4_ks2_p4", (const void *)gt_sm90_wg_bf16_nt_t128x64x64_s4_ks2_p4},
+    {"gt_sm90_wg_bf16_nt_t128x64x64_s4_ks4_p4", (const void *)gt_sm90_wg_bf16_nt_t128x64x64_s4_ks4_p4},
+    {"gt_sm90_wg_bf16_tt_t128x64x64_s4_ks1_p4", (const void *)gt_sm90_wg_bf16_tt_t128x64x64_s4_ks1_p4},
+    {"gt_sm90_wg_bf16_tt_t128x64x64_s4_ks2_p4", (const void *)gt_sm90_wg_bf16_tt_t128x64x64_s4_ks2_p4},
+    {"gt_sm90_wg_bf16_tt_t128x64x64_s4_ks4_p4", (const void *)gt_sm90_wg_bf16_tt_t128x64x64_s4_ks4_p4},
+    {"gt_sm90_wg_bf16_nt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_nt_t128x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tt_t128x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8", (const void *)gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8},
+    {"gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8", (const void *)gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8},
+    {"gt_sm90_wg_bf16_tt_t80x64x128_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_tt_t80x64x128_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_tt_t112x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tt_t112x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t64x8x256_s2_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t64x8x256_s2_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t64x8x256_s2_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t64x8x256_s2_ks2_p8},
+    {"gt_sm90_wg_bf16_nn_t64x8x256_s2_ks4_p8", (const void *)gt_sm90_wg_bf16_nn_t64x8x256_s2_ks4_p8},
+    {"gt_sm90_wg_bf16_nn_t64x16x256_s2_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t64x16x256_s2_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t64x16x256_s2_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t64x16x256_s2_ks2_p8},
+    {"gt_sm90_wg_bf16_nn_t64x16x256_s2_ks4_p8", (const void *)gt_sm90_wg_bf16_nn_t64x16x256_s2_ks4_p8},
+    {"gt_sm90_wg_bf16_nn_t128x8x128_s2_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t128x8x128_s2_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t128x8x128_s2_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t128x8x128_s2_ks2_p8},
+    {"gt_sm90_wg_bf16_nn_t128x64x64_s4_ks1_p4", (const void *)gt_sm90_wg_bf16_nn_t128x64x64_s4_ks1_p4},
+    {"gt_sm90_wg_bf16_nn_t128x64x64_s4_ks2_p4", (const void *)gt_sm90_wg_bf16_nn_t128x64x64_s4_ks2_p4},
+    {"gt_sm90_wg_bf16_nn_t128x64x64_s4_ks4_p4", (const void *)gt_sm90_wg_bf16_nn_t128x64x64_s4_ks4_p4},
+    {"gt_sm90_wg_bf16_nn_t192x64x64_s6_ks1_p8", (const void *)gt_sm90_wg_bf16_nn_t192x64x64_s6_ks1_p8},
+    {"gt_sm90_wg_bf16_nn_t64x64x64_s12_ks1_p6", (const void *)gt_sm90_wg_bf16_nn_t64x64x64_s12_ks1_p6},
+    {"gt_sm90_wg_bf16_nn_t64x64x64_s12_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x64x64_s12_ks2_p6},
+    {"gt_sm90_wg_bf16_nt_t64x64x64_s12_ks1_p6", (const void *)gt_sm90_wg_bf16_nt_t64x64x64_s12_ks1_p6},
+    {"gt_sm90_wg_bf16_nt_t64x64x64_s12_ks2_p6", (const void *)gt_sm90_wg_bf16_nt_t64x64x64_s12_ks2_p6},
+    {"gt_sm90_wg_bf16_tt_t64x64x64_s12_ks1_p6", (const void *)gt_sm90_wg_bf16_tt_t64x64x64_s12_ks1_p6},
+    {"gt_sm90_wg_bf16_tt_t64x64x64_s12_ks2_p6", (const void *)gt_sm90_wg_bf16_tt_t64x64x64_s12_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t256x64x64_s5_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t256x64x64_s5_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_tt_t80x64x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tt_t80x64x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8},
@@ -654,5 +788,5 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64", (const void *)gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64},
 };
-const size_t gt_kinstance_fn_count = 324;
+const size_t gt_kinstance_fn_count = 391;
 }  // extern "C"

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 256, 2, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 256, 2, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x256_s2_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 256, 2, 4, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 256, 2, 4, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 128, 4, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 128, 4, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 128, 4, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 128, 4, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x256_s2_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 256, 2, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 256, 2, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x256_s2_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 256, 2, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 256, 2, 2, 8, true, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t160x64x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 160, 64, 128, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 160, 64, 128, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t160x64x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 160, 64, 128, 3, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 160, 64, 128, 3, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t224x64x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 224, 64, 128, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 224, 64, 128, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t224x64x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 224, 64, 128, 3, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 224, 64, 128, 3, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t32x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 32, 64, 256, 4, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 32, 64, 256, 4, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t32x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 32, 64, 256, 4, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 32, 64, 256, 4, 2, 8, true, 1, 1, false, false>(a);
 }

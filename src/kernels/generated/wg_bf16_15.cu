@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t48x32x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 48, 32, 256, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 48, 32, 256, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t48x32x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 48, 32, 256, 3, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 48, 32, 256, 3, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t80x32x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 80, 32, 256, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 80, 32, 256, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t80x32x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 80, 32, 256, 3, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 80, 32, 256, 3, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x32x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 32, 128, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 32, 128, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x32x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 32, 128, 3, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 32, 128, 3, 2, 8, true, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t224x32x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 224, 32, 128, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 224, 32, 128, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t224x32x128_s3_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 224, 32, 128, 3, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 224, 32, 128, 3, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x64_s4_ks3_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 3, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 3, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x64_s4_ks5_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 5, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 5, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x64_s4_ks6_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 6, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 6, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x64_s4_ks8_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 8, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 64, 4, 8, 4, false, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x64_s4_ks3_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 3, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 3, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x64_s4_ks5_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 5, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 5, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x64_s4_ks6_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 6, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 6, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x64_s4_ks8_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 8, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 8, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x16x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 6, 1, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 16, 64, 6, 1, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x16x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 6, 2, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 16, 64, 6, 2, 6, false, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 1, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 1, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x16x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 2, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 2, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x32x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 32, 64, 6, 1, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 32, 64, 6, 1, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x32x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 32, 64, 6, 2, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 32, 64, 6, 2, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x32x64_s12_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 32, 64, 12, 1, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 32, 64, 12, 1, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x32x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 32, 64, 12, 2, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 32, 64, 12, 2, 6, false, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x128_s2_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 128, 2, 1, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 128, 2, 1, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x128_s2_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 128, 2, 2, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 128, 2, 2, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x128_s2_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 128, 2, 4, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 128, 2, 4, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 128, 4, 1, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 128, 4, 1, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 128, 4, 2, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 128, 4, 2, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x128_s4_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 128, 4, 4, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 128, 4, 4, 8, false, 1, 1, false, false>(a);
 }

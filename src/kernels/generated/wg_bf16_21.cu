@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 4, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 64, 4, 4, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 2, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 2, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 4, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 4, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x64_s8_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 8, 2, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 64, 8, 2, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x8x64_s8_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 8, 64, 8, 4, 4, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 8, 64, 8, 4, 4, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x8x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 8, 64, 6, 2, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 8, 64, 6, 2, 6, false, 1, 1, false, false>(a);
 }

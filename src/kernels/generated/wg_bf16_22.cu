@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x16x64_s12_ks1_p16(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 1, 16, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 1, 16, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 32, 64, 9, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 32, 64, 9, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 80, 64, 128, 6, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 80, 64, 128, 6, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 48, 64, 128, 7, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 48, 64, 128, 7, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 4, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 4, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_c4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 32, 64, 9, 1, 8, true, 4, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 32, 64, 9, 1, 8, true, 4, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x64x64_s6_ks2_p6_c4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 64, 64, 6, 2, 6, true, 4, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 64, 64, 6, 2, 6, true, 4, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x16x64_s12_ks2_p6_c2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 2, 6, false, 2, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 16, 64, 12, 2, 6, false, 2, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 80, 64, 128, 3, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 80, 64, 128, 3, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t80x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 80, 64, 64, 6, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 80, 64, 64, 6, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t40x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 40, 64, 64, 6, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 40, 64, 64, 6, 1, 8, true, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t40x32x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 40, 32, 64, 6, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 40, 32, 64, 6, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 56, 64, 64, 6, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 56, 64, 64, 6, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x64x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 64, 5, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 64, 5, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 32, 64, 5, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 112, 32, 64, 5, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 1, 2, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 32, 64, 9, 1, 8, true, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 112, 32, 64, 9, 1, 8, true, 1, 2, false, false>(a);
 }

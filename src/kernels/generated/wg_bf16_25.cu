@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 4, 2>(a);
+  gtk::wg_body<gtk::bf16, 112, 64, 64, 9, 1, 8, true, 4, 2, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t80x64x128_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 80, 64, 128, 6, 1, 8, true, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 80, 64, 128, 6, 1, 8, true, 1, 2, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t160x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 160, 64, 64, 6, 1, 8, true, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 160, 64, 64, 6, 1, 8, true, 1, 2, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t224x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 224, 64, 64, 6, 1, 8, true, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 224, 64, 64, 6, 1, 8, true, 1, 2, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t224x32x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 224, 32, 64, 6, 1, 8, true, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 224, 32, 64, 6, 1, 8, true, 1, 2, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 16, 64, 8, 1, 8, false, 1, 2>(a);
+  gtk::wg_body<gtk::bf16, 128, 16, 64, 8, 1, 8, false, 1, 2, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 64, 128, 6, 1, 12, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 64, 128, 6, 1, 12, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 64, 64, 128, 6, 2, 12, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 64, 64, 128, 6, 2, 12, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x128_s3_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 128, 3, 1, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 128, 3, 1, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x128_s3_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 128, 3, 2, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 128, 3, 2, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x32x128_s3_ks4_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 32, 128, 3, 4, 6, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 32, 128, 3, 4, 6, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 128, 3, 1, 6, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 128, 3, 1, 6, true, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x128_s3_ks2_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 128, 3, 2, 6, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 128, 3, 2, 6, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t128x64x128_s3_ks4_p6(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 128, 64, 128, 3, 4, 6, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 128, 64, 128, 3, 4, 6, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 1, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 1, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 2, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 2, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks3_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 3, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 3, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 4, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 4, 8, false, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks5_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 5, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 5, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks6_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 6, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 6, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x32x64_s4_ks8_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 8, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 32, 64, 4, 8, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 2, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks3_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 3, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 3, 8, true, 1, 1, false, false>(a);
 }

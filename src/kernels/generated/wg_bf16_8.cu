@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 4, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 4, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks5_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 5, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 5, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks6_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 6, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 6, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t256x64x64_s4_ks8_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 8, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 256, 64, 64, 4, 8, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s3_ks1_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 1, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 1, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s3_ks2_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 2, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 2, 4, true, 1, 1, false, false>(a);
 }

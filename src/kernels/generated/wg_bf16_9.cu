@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s3_ks3_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 3, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 3, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s3_ks4_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 4, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 4, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s3_ks5_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 5, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 5, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s3_ks6_p4(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 6, 4, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 3, 6, 4, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s6_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_bf16_tn_t192x64x64_s6_ks2_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 2, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::bf16, 192, 64, 64, 6, 2, 8, true, 1, 1, false, false>(a);
 }

@@ -3,30 +3,30 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 8, 64, 8, 1, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 8, 64, 8, 1, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 8, 64, 8, 4, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 8, 64, 8, 4, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 16, 64, 8, 1, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 16, 64, 8, 1, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x16x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 16, 64, 8, 4, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 16, 64, 8, 4, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x32x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 32, 64, 8, 1, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 32, 64, 8, 1, 8, false, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x32x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 32, 64, 8, 4, 8, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 32, 64, 8, 4, 8, false, 1, 1, false, false>(a);
 }

@@ -3,15 +3,15 @@
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x64x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 64, 64, 8, 1, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 64, 64, 8, 1, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 128, 64, 64, 8, 4, 8, true, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 128, 64, 64, 8, 4, 8, true, 1, 1, false, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64(const __grid_constant__ gt_kargs_t a) {
-  gtk::wg_body<gtk::f16, 64, 8, 256, 2, 2, 64, false, 1, 1>(a);
+  gtk::wg_body<gtk::f16, 64, 8, 256, 2, 2, 64, false, 1, 1, false, false>(a);
 }

@@ -213,7 +213,7 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
     return snprintf(why, cap, "takes f32 alpha/beta; problem's scale type is %s",
                     gt_dtype_name(p->scale_type)),
            false;
-  // Layout: decode families read weight rows along K (TN, the nn.Linear call).
+  // Layout: each instance runs the layout in its name (decode and decodetc: TN only).
   if (p->transa != kp->transa || p->transb != kp->transb)
     return snprintf(why, cap, "%s instance; problem is %s", lay_str(kp->transa, kp->transb),
                     lay_str(p->transa, p->transb)),
@@ -255,6 +255,18 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
   return true;
 }
 
+/* Whether an instance of kp's family, type and layout has a tokens tile in [n, kp->tile_n): the
+ * tile the tokens-range rule below points to. (wg's N-major-token layouts only come with 64.) */
+static bool smaller_tile_exists(const gt_kparams_t *kp, int64_t n) {
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kparams_t *q = &gt_kinstances[i].params;
+    if (q->family == kp->family && q->dtype == kp->dtype && q->transa == kp->transa &&
+        q->transb == kp->transb && q->tile_n >= n && q->tile_n < kp->tile_n)
+      return true;
+  }
+  return false;
+}
+
 /* Pruning rules: false (and why) when instance idx runs p correctly but should not be raced.
  * *ctas receives the main grid's CTA count. */
 static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, size_t cap,
@@ -274,7 +286,7 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
       return snprintf(why, cap, "tokens n=%lld exceed the tokens tile %d: weights streamed %lld times",
                       (long long)p->n, kp->tile_n, (long long)g.grid[1]),
              false;
-    if (kp->tile_n > min_tile && kp->tile_n >= 2 * p->n)
+    if (kp->tile_n > min_tile && kp->tile_n >= 2 * p->n && smaller_tile_exists(kp, p->n))
       return snprintf(why, cap, "tokens tile %d is at least twice n=%lld (a smaller tile exists)",
                       kp->tile_n, (long long)p->n),
              false;
@@ -566,14 +578,16 @@ static void encode_lookup(void) {
   g_encode = (encode_tiled_fn)fn;
 }
 
-/* One 2-D K-major operand: rows of `k` elements `ld` apart, read in boxes of 64 x box_rows with
- * 128-byte swizzle; out-of-range rows and K are zero-filled by TMA. */
-static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int64_t k,
-                              int64_t rows, int64_t ld, int box_k, int box_rows) {
+/* One 2-D operand stored as `outer` runs of `inner` contiguous elements, `ld` apart, read in boxes
+ * of box_inner x box_outer with 128-byte swizzle; whatever lies past the tensor is zero-filled by
+ * TMA. A K-major operand has inner = k (box: 64 K x the tile's rows); an M- or N-major one has
+ * inner = m or n (box: 64 rows or tokens x 64 K). */
+static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int64_t inner,
+                              int64_t outer, int64_t ld, int box_inner, int box_outer) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
+  const cuuint64_t dims[2] = {(cuuint64_t)inner, (cuuint64_t)outer};
   const cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
-  const cuuint32_t box[2] = {(cuuint32_t)box_k, (cuuint32_t)box_rows};
+  const cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer};
   const cuuint32_t estr[2] = {1, 1};
   CUresult r = g_encode(&map, t == GT_DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
@@ -582,8 +596,8 @@ static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return gt_err_set(GT_ERR_UNSUPPORTED,
-                      "cuTensorMapEncodeTiled failed (CUresult %d) for %lld x %lld, ld %lld",
-                      (int)r, (long long)rows, (long long)k, (long long)ld);
+                      "cuTensorMapEncodeTiled failed (CUresult %d) for %lld runs of %lld, ld %lld",
+                      (int)r, (long long)outer, (long long)inner, (long long)ld);
   memcpy(out, &map, sizeof map);
   return GT_OK;
 }
@@ -591,12 +605,19 @@ static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int
 static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_problem_t *p) {
   pthread_once(&g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
-  /* A stage of tile_k is tile_k / 64 boxes: 64 elements = the 128-byte swizzle span. */
-  gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, p->k, p->m, p->lda, 64, kp->tile_m);
-  /* With multicast each of the cluster_m CTAs of a row group loads its share of the tokens. */
+  /* A stage of tile_k is tile_k / 64 boxes along K: 64 elements = the 128-byte swizzle span.
+   * Weights: K-major (transa T) in boxes of 64 K x tile_m rows; M-major (N) in 64 x 64 boxes. */
+  gt_status_t s =
+      kp->transa == GT_TRANS_T
+          ? encode_one(&a->tma_a, a->A, kp->dtype, p->k, p->m, p->lda, 64, kp->tile_m)
+          : encode_one(&a->tma_a, a->A, kp->dtype, p->m, p->k, p->lda, 64, 64);
+  if (s != GT_OK) return s;
+  /* Tokens: N-major (transb T) in 64 x 64 boxes. K-major with multicast: each of the cluster_m
+   * CTAs of a row group loads its share of the tokens. */
+  if (kp->transb == GT_TRANS_T)
+    return encode_one(&a->tma_b, a->B, kp->dtype, p->n, p->k, p->ldb, 64, 64);
   const int b_rows = kp->cluster_m > 1 ? kp->tile_n / kp->cluster_m : kp->tile_n;
-  if (s == GT_OK) s = encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, b_rows);
-  return s;
+  return encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, b_rows);
 }
 
 static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stream) {
