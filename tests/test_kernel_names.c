@@ -100,7 +100,7 @@ static void test_families_present(void **state) {
   (void)state;
   int seen[GT_KFAM__COUNT][2] = {{0}};
   int generic_layouts[4] = {0}; /* tc: NN, NT, TN, TT */
-  int wg_layouts[4] = {0};      /* wg, the same order */
+  int wg_layouts[2][4] = {{0}}; /* wg per element type, the same order */
   int generic_unaligned = 0;
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *p = &gt_kinstances[i].params;
@@ -109,17 +109,21 @@ static void test_families_present(void **state) {
       generic_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
       if (p->vec == 1) generic_unaligned++;
     }
-    if (p->family == GT_KFAM_WG)
-      wg_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
+    if (p->family == GT_KFAM_WG) {
+      const int l = 2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T);
+      wg_layouts[p->dtype == GT_DT_F16][l]++;
+    }
   }
   for (int f = 0; f < GT_KFAM__COUNT; f++)
     for (int d = 0; d < 2; d++)
       if (!seen[f][d]) fail_msg("no %s instance for %s", gt_kfamily_name((gt_kfamily_t)f), d ? "f16" : "bf16");
   for (int l = 0; l < 4; l++) assert_true(generic_layouts[l] > 0);
-  /* the skinny TMA family runs all four layouts too */
-  for (int l = 0; l < 4; l++)
-    if (!wg_layouts[l])
-      fail_msg("no wg instance for layout %s", (const char *[]){"nn", "nt", "tn", "tt"}[l]);
+  /* the skinny TMA family runs all four layouts too, in both types */
+  for (int d = 0; d < 2; d++)
+    for (int l = 0; l < 4; l++)
+      if (!wg_layouts[d][l])
+        fail_msg("no %s wg instance for layout %s", d ? "f16" : "bf16",
+                 (const char *[]){"nn", "nt", "tn", "tt"}[l]);
   assert_true(generic_unaligned > 0);
 }
 

@@ -79,6 +79,8 @@ static const shape_case_t k_shapes[] = {
     {"tt_m1000_n33_k1001", "tt", GT_DT_BF16, 1000, 33, 1001, 0, 0, 0, false},
     {"tt_m4096_n64_k4104", "tt", GT_DT_BF16, 4096, 64, 4104, 0, 0, 0, false},
     {"f16_nn_m1000_n33_k1001", "nn", GT_DT_F16, 1000, 33, 1001, 0, 0, 0, true},
+    {"f16_nn_t16_out4000_in2048_beta", "nn", GT_DT_F16, 4000, 16, 2048, 0, 0, 0, true},
+    {"f16_nt_t40_out1000_in1000", "nt", GT_DT_F16, 1000, 40, 1000, 0, 0, 0, false},
     {"f16_tt_m4096_n64_k4104", "tt", GT_DT_F16, 4096, 64, 4104, 0, 0, 0, false},
 };
 

@@ -394,6 +394,18 @@ __global__ void gt_sm90_wg_f16_tn_t128x32x64_s8_ks4_p8(const __grid_constant__ g
 __global__ void gt_sm90_wg_f16_tn_t128x64x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nn_t64x8x256_s4_ks1_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nn_t64x8x256_s4_ks2_p16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nn_t64x16x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nn_t128x32x64_s8_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nn_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nn_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nt_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nt_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks1_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 
 const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8},
@@ -787,6 +799,18 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tn_t128x64x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x64x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x64x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64", (const void *)gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64},
+    {"gt_sm90_wg_f16_nn_t64x8x256_s4_ks1_p16", (const void *)gt_sm90_wg_f16_nn_t64x8x256_s4_ks1_p16},
+    {"gt_sm90_wg_f16_nn_t64x8x256_s4_ks2_p16", (const void *)gt_sm90_wg_f16_nn_t64x8x256_s4_ks2_p16},
+    {"gt_sm90_wg_f16_nn_t64x16x64_s12_ks2_p6", (const void *)gt_sm90_wg_f16_nn_t64x16x64_s12_ks2_p6},
+    {"gt_sm90_wg_f16_nn_t128x32x64_s8_ks1_p8_w2", (const void *)gt_sm90_wg_f16_nn_t128x32x64_s8_ks1_p8_w2},
+    {"gt_sm90_wg_f16_nn_t64x64x128_s6_ks1_p12", (const void *)gt_sm90_wg_f16_nn_t64x64x128_s6_ks1_p12},
+    {"gt_sm90_wg_f16_nn_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_f16_nn_t64x64x128_s6_ks2_p12},
+    {"gt_sm90_wg_f16_nt_t64x64x128_s6_ks1_p12", (const void *)gt_sm90_wg_f16_nt_t64x64x128_s6_ks1_p12},
+    {"gt_sm90_wg_f16_nt_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_f16_nt_t64x64x128_s6_ks2_p12},
+    {"gt_sm90_wg_f16_tt_t64x64x128_s6_ks1_p12", (const void *)gt_sm90_wg_f16_tt_t64x64x128_s6_ks1_p12},
+    {"gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12},
+    {"gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2},
 };
-const size_t gt_kinstance_fn_count = 391;
+const size_t gt_kinstance_fn_count = 403;
 }  // extern "C"

@@ -15,3 +15,18 @@ extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wg_f16_tn_t64x8x256_s2_ks2_p64(const __grid_constant__ gt_kargs_t a) {
   gtk::wg_body<gtk::f16, 64, 8, 256, 2, 2, 64, false, 1, 1, false, false>(a);
 }
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wg_f16_nn_t64x8x256_s4_ks1_p16(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::f16, 64, 8, 256, 4, 1, 16, false, 1, 1, true, false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wg_f16_nn_t64x8x256_s4_ks2_p16(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::f16, 64, 8, 256, 4, 2, 16, false, 1, 1, true, false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wg_f16_nn_t64x16x64_s12_ks2_p6(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::f16, 64, 16, 64, 12, 2, 6, false, 1, 1, true, false>(a);
+}
