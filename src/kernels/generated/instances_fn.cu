@@ -385,6 +385,27 @@ __global__ void gt_sm90_wg_bf16_nt_t256x64x64_s5_ks1_p8_w2(const __grid_constant
 __global__ void gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tt_t80x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x8x64_s8_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x8x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x32x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nt_t64x64x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tt_t64x64x64_s6_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x16x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x32x64_s6_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x32x64_s4_ks1_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x32x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x32x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x16x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -790,6 +811,27 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tt_t256x64x64_s5_ks1_p8_w2},
     {"gt_sm90_wg_bf16_tt_t80x64x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tt_t80x64x256_s3_ks1_p8},
     {"gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2", (const void *)gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t128x8x64_s4_ks2_p4", (const void *)gt_sm90_wg_bf16_nn_t128x8x64_s4_ks2_p4},
+    {"gt_sm90_wg_bf16_nn_t128x8x64_s4_ks4_p4", (const void *)gt_sm90_wg_bf16_nn_t128x8x64_s4_ks4_p4},
+    {"gt_sm90_wg_bf16_nn_t128x8x64_s8_ks4_p4", (const void *)gt_sm90_wg_bf16_nn_t128x8x64_s8_ks4_p4},
+    {"gt_sm90_wg_bf16_nn_t64x8x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x8x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t64x16x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x16x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t64x32x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x32x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t64x64x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_nn_t64x64x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_nt_t64x64x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_nt_t64x64x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_tt_t64x64x64_s6_ks2_p6", (const void *)gt_sm90_wg_bf16_tt_t64x64x64_s6_ks2_p6},
+    {"gt_sm90_wg_bf16_nn_t64x16x64_s6_ks1_p6", (const void *)gt_sm90_wg_bf16_nn_t64x16x64_s6_ks1_p6},
+    {"gt_sm90_wg_bf16_nn_t64x32x64_s6_ks1_p6", (const void *)gt_sm90_wg_bf16_nn_t64x32x64_s6_ks1_p6},
+    {"gt_sm90_wg_bf16_nn_t128x16x64_s4_ks1_p4", (const void *)gt_sm90_wg_bf16_nn_t128x16x64_s4_ks1_p4},
+    {"gt_sm90_wg_bf16_nn_t128x16x64_s4_ks2_p4", (const void *)gt_sm90_wg_bf16_nn_t128x16x64_s4_ks2_p4},
+    {"gt_sm90_wg_bf16_nn_t128x16x64_s4_ks4_p4", (const void *)gt_sm90_wg_bf16_nn_t128x16x64_s4_ks4_p4},
+    {"gt_sm90_wg_bf16_nn_t128x32x64_s4_ks1_p4", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s4_ks1_p4},
+    {"gt_sm90_wg_bf16_nn_t128x32x64_s4_ks2_p4", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s4_ks2_p4},
+    {"gt_sm90_wg_bf16_nn_t128x32x64_s4_ks4_p4", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s4_ks4_p4},
+    {"gt_sm90_wg_bf16_nn_t128x16x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t128x16x64_s8_ks2_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2},
+    {"gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12", (const void *)gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12},
+    {"gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8},
@@ -812,5 +854,5 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2},
     {"gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2},
 };
-const size_t gt_kinstance_fn_count = 403;
+const size_t gt_kinstance_fn_count = 424;
 }  // extern "C"

@@ -20,3 +20,13 @@ extern "C" __global__ void __launch_bounds__(288)
 gt_sm90_wg_bf16_tt_t224x64x64_s6_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
   gtk::wg_body<gtk::bf16, 224, 64, 64, 6, 1, 8, true, 1, 2, false, true>(a);
 }
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wg_bf16_nn_t128x8x64_s4_ks2_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 2, 4, false, 1, 1, true, false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wg_bf16_nn_t128x8x64_s4_ks4_p4(const __grid_constant__ gt_kargs_t a) {
+  gtk::wg_body<gtk::bf16, 128, 8, 64, 4, 4, 4, false, 1, 1, true, false>(a);
+}
