@@ -105,6 +105,26 @@ EOS
   expect_grep "GEMM share of GPU time" 'GEMM kernels 66\.7%'
   expect_grep "Amdahl bound printed" '^Amdahl bound: the DB can make the GPU work at most [0-9.]+x faster'
   expect_grep "the other GEMM kernel is named" 'nvjet_sm90_tst_other'
+  # End to end against the bound (this row's tune-time speedup gives 11.5x): 50 ms without the
+  # DB and 1 ms with it beats the bound, and verify says its inputs understated the gain; 5 ms
+  # against 1 ms stays under it, and verify says nothing more.
+  cat >"$TMP/standin-e2e.sh" <<'EOS'
+#!/bin/sh
+sh "$STANDIN_SH"
+if [ -n "$GEMMTUNE_DB" ]; then echo "gemmtune-metric: step 1 ms"; else echo "gemmtune-metric: step $STANDIN_SLOW ms"; fi
+EOS
+  e2e_standin() { # SLOW_MS NAME
+    expect_exit 0 "$2" env STANDIN_STATS="$TMP/s-hit.csv" STANDIN_TRACE="$TMP/t-all.csv" \
+      STANDIN_SH="$TMP/standin.sh" STANDIN_SLOW="$1" \
+      "$GT" verify --db "$TMP/kdb.csv" --runs 3 --warmup 0 --lib /dev/null --trace-lib /dev/null \
+      -- sh "$TMP/standin-e2e.sh"
+  }
+  e2e_standin 50 "end to end above the bound: exit 0"
+  expect_grep "speedup 50x" 'speedup: +50\.000x'
+  expect_grep "says the measurement beat the bound" '^  above the bound even at the low quartile \(50\.000x > 11\.[0-9]+x\)'
+  e2e_standin 5 "end to end under the bound: exit 0"
+  expect_grep "speedup 5x" 'speedup: +5\.000x'
+  expect_nogrep "no note under the bound" 'above the bound'
   standin "$TMP/s-hit.csv" "$TMP/t-noreduce.csv" 1 "the reduce kernel never ran: exit 1"
   expect_grep "partly engaged" '^\[partly\] '
   expect_grep "names the kernel that never ran" 'gt_sm90_splitk_reduce_bf16 never ran'
