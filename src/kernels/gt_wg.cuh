@@ -288,22 +288,22 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
         const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
         const int kc = (int)(kr.beg + (int64_t)it * BK);
         mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
+        // One weight box at box coordinates (c0, c1), with the evict-first hint unless diagnosing.
+        auto load_w = [&](uint32_t d, int c0, int c1) {
+          if (a.evict_first)
+            tma_load_2d_hint(d, ta, bar, c0, c1, evict_first);
+          else
+            tma_load_2d(d, ta, bar, c0, c1);
+        };
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
           if constexpr (AMN) {
             // M-major weights: BM/64 boxes of 64 rows x 64 K, one after the other.
 #pragma unroll
-            for (int j = 0; j < BM / 64; j++) {
-              if (a.evict_first)
-                tma_load_2d_hint(dst + b * A_BOX + j * MBOX, ta, bar, row0 + j * 64, kc + b * BOX,
-                                 evict_first);
-              else
-                tma_load_2d(dst + b * A_BOX + j * MBOX, ta, bar, row0 + j * 64, kc + b * BOX);
-            }
-          } else if (a.evict_first) {
-            tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
+            for (int j = 0; j < BM / 64; j++)
+              load_w(dst + b * A_BOX + j * MBOX, row0 + j * 64, kc + b * BOX);
           } else {
-            tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
+            load_w(dst + b * A_BOX, kc + b * BOX, row0);
           }
           if constexpr (BMN)
             tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, tok0, kc + b * BOX);
