@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
     usage();
     return 64;
   }
-  if (o.layout && strcmp(o.layout, "tn") && strcmp(o.layout, "nn") && strcmp(o.layout, "nt") &&
-      strcmp(o.layout, "tt")) {
+  gt_trans_t lay_a = GT_TRANS_T, lay_b = GT_TRANS_N;
+  if (o.layout && !gt_layout_parse(o.layout, &lay_a, &lay_b)) {
     fprintf(stderr, "kernels_bench: --layout '%s': expected tn, nn, nt or tt\n", o.layout);
     return 64;
   }
@@ -197,8 +197,8 @@ int main(int argc, char **argv) {
     const gt_shape_t *sh = &shapes.v[si];
     gt_problem_t pl = sh->p;
     if (o.layout) {
-      pl.transa = o.layout[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
-      pl.transb = o.layout[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+      pl.transa = lay_a;
+      pl.transb = lay_b;
       pl.lda = pl.ldb = pl.ldc = 0;
       gt_problem_fill_lds(&pl);
     }

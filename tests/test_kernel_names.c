@@ -291,6 +291,36 @@ static void test_format_truncation_fails(void **state) {
   assert_false(gt_kernel_name_format(&gt_kinstances[0].params, buf, sizeof buf));
 }
 
+/* The layout code kernel names and --layout options spell: the four lower-case codes map to
+ * (transa, transb); anything else is refused and leaves the outputs as they were. */
+static void test_layout_parse(void **state) {
+  (void)state;
+  static const struct {
+    const char *code;
+    gt_trans_t a, b;
+  } good[] = {{"nn", GT_TRANS_N, GT_TRANS_N},
+              {"nt", GT_TRANS_N, GT_TRANS_T},
+              {"tn", GT_TRANS_T, GT_TRANS_N},
+              {"tt", GT_TRANS_T, GT_TRANS_T}};
+  for (size_t i = 0; i < NELEM(good); i++) {
+    /* start from the opposite values, so a parse that writes nothing fails */
+    gt_trans_t a = good[i].a == GT_TRANS_T ? GT_TRANS_N : GT_TRANS_T;
+    gt_trans_t b = good[i].b == GT_TRANS_T ? GT_TRANS_N : GT_TRANS_T;
+    assert_true(gt_layout_parse(good[i].code, &a, &b));
+    assert_int_equal(a, good[i].a);
+    assert_int_equal(b, good[i].b);
+  }
+  static const char *const bad[] = {"TN", "t", "tnn", "xt", "tx", ""};
+  for (size_t i = 0; i < NELEM(bad); i++) {
+    gt_trans_t a = GT_TRANS_N, b = GT_TRANS_T;
+    if (gt_layout_parse(bad[i], &a, &b)) fail_msg("layout '%s' accepted", bad[i]);
+    assert_int_equal(a, GT_TRANS_N);
+    assert_int_equal(b, GT_TRANS_T);
+  }
+  gt_trans_t a = GT_TRANS_N, b = GT_TRANS_N;
+  assert_false(gt_layout_parse(NULL, &a, &b));
+}
+
 int main(void) {
   const size_t n_inst = gt_kinstance_count;
   const size_t cap = 2 * n_inst + NELEM(k_good) + NELEM(k_bad) + NELEM(k_unformattable) + 8;
@@ -325,5 +355,6 @@ int main(void) {
   }
   t[n++] = (struct CMUnitTest){"format_into_small_buffer_fails", test_format_truncation_fails,
                                NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"layout_parse", test_layout_parse, NULL, NULL, NULL};
   return _cmocka_run_group_tests("kernel_names", t, n, NULL, NULL);
 }

@@ -158,6 +158,15 @@ const char *gt_problem_ops(const gt_problem_t *p) {
   return ops[(p->transa == GT_TRANS_T) * 2 + (p->transb == GT_TRANS_T)];
 }
 
+bool gt_layout_parse(const char *lay, gt_trans_t *transa, gt_trans_t *transb) {
+  if (!lay || strlen(lay) != 2 || (lay[0] != 'n' && lay[0] != 't') ||
+      (lay[1] != 'n' && lay[1] != 't'))
+    return false;
+  *transa = lay[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  *transb = lay[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  return true;
+}
+
 void gt_problem_field_str(const gt_problem_t *p, int i, char *buf, int cap) {
   switch (i) {
     case F_OP: snprintf(buf, cap, "gemm"); break;

@@ -77,6 +77,9 @@ size_t gt_problem_operand_elems(const gt_problem_t *p, char which);
 
 /* Two-letter transpose code "TN" (transa then transb). */
 const char *gt_problem_ops(const gt_problem_t *p);
+/* The lower-case form of that code as kernel names and layout options spell it ("tn", "nn",
+ * "nt", "tt"): false, leaving *transa and *transb alone, for anything else. */
+bool gt_layout_parse(const char *lay, gt_trans_t *transa, gt_trans_t *transb);
 
 /* Key text: "m=4096,n=16,k=4096,..." with every field, in gt_key_field_names order.
  * Returns chars written (truncated to cap, always terminated). */

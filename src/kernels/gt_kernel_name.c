@@ -162,11 +162,9 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                       name, t.tok[3]);
   out->dtype = (gt_dtype_t)dt;
 
-  const char *lay = t.tok[4];
-  if (strlen(lay) != 2 || (lay[0] != 'n' && lay[0] != 't') || (lay[1] != 'n' && lay[1] != 't'))
-    return gt_err_set(GT_ERR_DATA, "instance '%s': layout '%s' is not tn, nn, nt or tt", name, lay);
-  out->transa = lay[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
-  out->transb = lay[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  if (!gt_layout_parse(t.tok[4], &out->transa, &out->transb))
+    return gt_err_set(GT_ERR_DATA, "instance '%s': layout '%s' is not tn, nn, nt or tt", name,
+                      t.tok[4]);
 
   int w[3] = {0, 0, 0};  /* written by want_param on success */
   switch (out->family) {

@@ -95,8 +95,7 @@ static void make_problem(const shape_case_t *s, gt_problem_t *p) {
   p->a_type = p->b_type = p->c_type = p->d_type = s->dtype;
   p->compute = GT_COMPUTE_F32;
   p->scale_type = GT_DT_F32;
-  p->transa = s->layout[0] == 't' ? GT_TRANS_T : GT_TRANS_N;
-  p->transb = s->layout[1] == 't' ? GT_TRANS_T : GT_TRANS_N;
+  assert_true(gt_layout_parse(s->layout, &p->transa, &p->transb));
   p->m = s->m;
   p->n = s->n;
   p->k = s->k;
