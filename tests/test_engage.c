@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "gt_testutil.h"
-#include "runtime/trace/gt_engage.h"
+#include "verify/gt_engage.h"
 
 #define SPLITK_INSTANCE "gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8"
 #define PLAIN_INSTANCE "gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8"

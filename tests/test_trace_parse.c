@@ -14,8 +14,8 @@
 
 #include "gt_testutil.h"
 #include "runtime/capture_csv.h"
-#include "runtime/trace/gt_shim_stats.h"
-#include "runtime/trace/gt_trace_file.h"
+#include "verify/gt_shim_stats.h"
+#include "verify/gt_trace_file.h"
 
 #define HDR GT_TRACE_HEADER "\n"
 

@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../core/gt_metric.h"
-#include "../core/gt_problem.h"
-#include "../providers/gt_provider.h"
+#include "core/gt_metric.h"
+#include "core/gt_problem.h"
+#include "providers/gt_provider.h"
 
 #ifdef __cplusplus
 extern "C" {

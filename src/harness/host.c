@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/gt_dtype.h"
-#include "../providers/gt_reference.h"
+#include "core/gt_dtype.h"
+#include "providers/gt_reference.h"
 #include "gt_harness.h"
 
 #define HOST_ROTATE_CAP ((size_t)1 << 30) /* total bytes of rotating sets, at most */

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "../core/gt_dtype.h"
+#include "core/gt_dtype.h"
 
 #ifdef __cplusplus
 extern "C" {

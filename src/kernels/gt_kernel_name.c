@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/gt_name.h"
+#include "core/gt_name.h"
 
 static const char *const k_family[GT_KFAM__COUNT] = {
     [GT_KFAM_DECODE] = "decode",

@@ -34,9 +34,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/gt_dtype.h"
-#include "../core/gt_problem.h"
-#include "../core/gt_status.h"
+#include "core/gt_dtype.h"
+#include "core/gt_problem.h"
+#include "core/gt_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -23,7 +23,7 @@ template <typename T, int N> struct wgmma_ss;
     }                                                                                  \
   };
 
-#include "generated/wgmma_ss.cuh"
+#include "kernels/generated/wgmma_ss.cuh"
 
 #undef GT_WGMMA_SS
 

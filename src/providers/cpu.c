@@ -27,8 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/gt_dtype.h"
-#include "../core/gt_name.h"
+#include "core/gt_dtype.h"
+#include "core/gt_name.h"
 #include "gt_provider.h"
 
 extern const gt_provider_t gt_provider_cpu;

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/gt_problem.h"
-#include "../core/gt_status.h"
+#include "core/gt_problem.h"
+#include "core/gt_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/gt_dtype.h"
+#include "core/gt_dtype.h"
 
 #define REF_KC 256 /* K chunk: 4 rows + 4 columns of it stay in L1 */
 #define REF_MAX_THREADS 32

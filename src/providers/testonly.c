@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/gt_dtype.h"
+#include "core/gt_dtype.h"
 #include "gt_provider.h"
 
 extern const gt_provider_t gt_provider_testonly;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "core/gt_problem.h"
-#include "core/gt_search.h"
+#include "search/gt_search.h"
 #include "harness/gt_harness.h"
 
 /* sysexits(3) values used by the CLI. */

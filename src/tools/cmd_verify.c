@@ -28,7 +28,7 @@
 #include "cli.h"
 #include "core/gt_db.h"
 #include "gt_runtime_paths.h"
-#include "runtime/trace/gt_engage.h"
+#include "verify/gt_engage.h"
 
 static const char k_help[] =
     "Usage: gemmtune verify --db DB [options] -- CMD [ARGS...]\n\n"

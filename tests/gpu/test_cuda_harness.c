@@ -23,7 +23,7 @@
 #include "gt_testutil.h"
 #include "harness/cuda/gt_cuda_harness.h"
 #include "harness/gt_harness.h"
-#include "providers/cuda/gt_cudalib.h"
+#include "platform/gt_cudalib.h"
 #include "providers/gt_provider.h"
 
 extern const gt_provider_t gt_provider_cublas;

@@ -37,8 +37,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../core/gt_dtype.h"
-#include "../../providers/cuda/gt_cudalib.h"
+#include "core/gt_dtype.h"
+#include "platform/gt_cudalib.h"
 #include "gt_cuda_harness.h"
 
 #define CUDA_ROTATE_CAP ((size_t)4 << 30)  /* total bytes of rotating sets, at most */

@@ -10,10 +10,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../../core/gt_dtype.h"
-#include "../../core/gt_problem.h"
-#include "../../core/gt_status.h"
-#include "../gt_harness.h"
+#include "core/gt_dtype.h"
+#include "core/gt_problem.h"
+#include "core/gt_status.h"
+#include "harness/gt_harness.h"
 
 #ifdef __cplusplus
 extern "C" {

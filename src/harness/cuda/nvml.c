@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../providers/cuda/gt_cudalib.h"
+#include "platform/gt_cudalib.h"
 #include "gt_cuda_harness.h"
 
 /* The few NVML declarations used, as nvml.h (driver 5xx) has them. */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gt_provider.h"
-#include "gt_cudalib.h"
+#include "providers/gt_provider.h"
+#include "platform/gt_cudalib.h"
 
 #define GT_CUBLAS_CAND_NAME "cublas_gemmex_default"
 /* PyTorch on Hopper gives cuBLAS a 32 MiB workspace; cuBLAS's heuristics pick split-K

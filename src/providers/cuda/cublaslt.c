@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gt_provider.h"
+#include "providers/gt_provider.h"
 #include "gt_cublaslt_name.h"
-#include "gt_cudalib.h"
+#include "platform/gt_cudalib.h"
 
 #define GT_LT_WS_BYTES ((size_t)32 << 20)
 #define GT_LT_DEFAULT_TOP 8

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../core/gt_name.h"
+#include "core/gt_name.h"
 
 /* ---- tables ------------------------------------------------------------------------------- */
 

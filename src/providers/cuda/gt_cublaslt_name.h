@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../core/gt_status.h"
+#include "core/gt_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,11 +19,11 @@
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is fetched from the runtime */
 #include <cuda_runtime_api.h>
 
-#include "../../kernels/gt_kernel_args.h"
-#include "../../kernels/gt_kernel_fns.h"
-#include "../../kernels/gt_kernel_name.h"
-#include "../gt_provider.h"
-#include "gt_cudalib.h"
+#include "kernels/gt_kernel_args.h"
+#include "kernels/gt_kernel_fns.h"
+#include "kernels/gt_kernel_name.h"
+#include "providers/gt_provider.h"
+#include "platform/gt_cudalib.h"
 
 extern const gt_provider_t gt_provider_kernels;
 

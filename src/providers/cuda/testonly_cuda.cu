@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gt_provider.h"
-#include "gt_cudalib.h"
+#include "providers/gt_provider.h"
+#include "platform/gt_cudalib.h"
 
 extern "C" {
 extern const gt_provider_t gt_provider_testonly_cuda;

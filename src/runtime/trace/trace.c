@@ -38,7 +38,7 @@
 
 #include <cupti.h>
 
-#include "gt_trace_file.h"
+#include "verify/gt_trace_file.h"
 
 #define TRACE_EXPORT __attribute__((visibility("default")))
 #define BUF_SIZE (8u << 20)

@@ -21,9 +21,9 @@
 #include <cublas_v2.h>
 #include <library_types.h>
 
-#include "../../core/gt_dtype.h"
-#include "../../core/gt_problem.h"
-#include "../../core/gt_status.h"
+#include "core/gt_dtype.h"
+#include "core/gt_problem.h"
+#include "core/gt_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,12 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../harness/gt_harness.h"
-#include "../providers/gt_provider.h"
-#include "gt_db.h"
-#include "gt_metric.h"
-#include "gt_problem.h"
-#include "gt_stats.h"
+#include "harness/gt_harness.h"
+#include "providers/gt_provider.h"
+#include "core/gt_db.h"
+#include "core/gt_metric.h"
+#include "core/gt_problem.h"
+#include "core/gt_stats.h"
 
 #ifdef __cplusplus
 extern "C" {
