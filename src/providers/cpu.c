@@ -738,12 +738,16 @@ static void cpu_release(void *state) {
   free(s);
 }
 
+/* cpu_naive stands for an unoptimised host application's own loop. */
+static bool cpu_baseline_for(gt_entry_t e) { return e == GT_ENTRY_DEFAULT || e == GT_ENTRY_HOST; }
+
 const gt_provider_t gt_provider_cpu = {
     .api_version = GT_PROVIDER_API_VERSION,
     .name = "cpu",
     .description = "tiled CPU GEMM instances (f32/bf16/f16, f32 accumulation); naive is the baseline",
     .backend = GT_BACKEND_HOST,
     .init = NULL,
+    .baseline_for = cpu_baseline_for,
     .lib_version = NULL,
     .enumerate = cpu_enumerate,
     .from_name = cpu_from_name,

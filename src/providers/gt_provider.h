@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/gt_entry.h"
 #include "core/gt_problem.h"
 #include "core/gt_status.h"
 
@@ -85,6 +86,10 @@ typedef struct gt_provider {
   /* (optional) one-time initialisation; a provider that cannot work here (no GPU, library
    * missing) returns an error and the message says why; it is then listed as unavailable. */
   gt_status_t (*init)(void);
+  /* (optional) whether this provider's baseline candidate (is_baseline) stands for today's path
+   * of calls made through entry point e on its backend: the search driver races every shape
+   * against the candidate of the provider that answers true (gt_provider_baseline). */
+  bool (*baseline_for)(gt_entry_t e);
   /* (optional) dependency string recorded in DB rows: e.g. "cublaslt=130100". NULL or "-" when
    * the provider's choices don't depend on a library version. */
   const char *(*lib_version)(void);
@@ -108,6 +113,13 @@ const gt_provider_t *gt_provider_at(size_t i);
 const gt_provider_t *gt_provider_find(const char *name);
 /* Initialise once (idempotent); returns the provider's init status, message in gt_err_msg. */
 gt_status_t gt_provider_ready(const gt_provider_t *p);
+
+/* The provider that stands for today's path of calls through entry e on backend b (the first in
+ * the table whose baseline_for(e) is true; GT_ENTRY_DEFAULT means the backend's usual entry).
+ * NULL when there is none or it is not ready here, with why (may be NULL) saying which, in that
+ * provider's own words: "no provider stands for cublasLtMatmul calls on cuda in this build",
+ * "cublas (today's path for gemmex calls) is unavailable: no CUDA device". */
+const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, char *why, size_t cap);
 
 /* Find which provider owns an instance name and rebuild the candidate. */
 gt_status_t gt_provider_candidate_from_name(const char *provider, const char *name,

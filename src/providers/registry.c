@@ -81,6 +81,28 @@ gt_status_t gt_provider_ready(const gt_provider_t *p) {
   return s;
 }
 
+const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, char *why, size_t cap) {
+  char dummy[1];
+  if (!why) {
+    why = dummy;
+    cap = sizeof dummy;
+  }
+  why[0] = '\0';
+  for (size_t i = 0; i < N_PROVIDERS; i++) {
+    const gt_provider_t *p = k_providers[i];
+    if (p->backend != b || !p->baseline_for || !p->baseline_for(e)) continue;
+    if (gt_provider_ready(p) != GT_OK) {
+      snprintf(why, cap, "%s (today's path for %s calls) is unavailable: %s", p->name,
+               gt_entry_name(e), gt_err_msg());
+      return NULL;
+    }
+    return p;
+  }
+  snprintf(why, cap, "no provider stands for %s calls on %s in this build", gt_entry_name(e),
+           b == GT_BACKEND_CUDA ? "cuda" : "host");
+  return NULL;
+}
+
 gt_status_t gt_provider_candidate_from_name(const char *provider, const char *name,
                                             const gt_problem_t *p, gt_candidate_t *out) {
   if (!name || !*name) return gt_err_set(GT_ERR_USAGE, "empty instance name");

@@ -239,12 +239,19 @@ static gt_status_t cublas_run(void *state, const gt_operands_t *ops, void *strea
 
 static void cublas_release(void *state) { free(state); }
 
+/* cublasGemmEx with its default algorithm is what frameworks call: today's path for GemmEx calls,
+ * and for CUDA shapes that do not say where they came from. */
+static bool cublas_baseline_for(gt_entry_t e) {
+  return e == GT_ENTRY_DEFAULT || e == GT_ENTRY_GEMMEX;
+}
+
 const gt_provider_t gt_provider_cublas = {
     .api_version = GT_PROVIDER_API_VERSION,
     .name = "cublas",
     .description = "cublasGemmEx with CUBLAS_GEMM_DEFAULT: the path frameworks call (baseline)",
     .backend = GT_BACKEND_CUDA,
     .init = cublas_init,
+    .baseline_for = cublas_baseline_for,
     .lib_version = cublas_lib_version,
     .enumerate = cublas_enumerate,
     .from_name = cublas_from_name,

@@ -1,0 +1,45 @@
+/* Entry point names (see gt_entry.h). */
+#include "gt_entry.h"
+
+#include <string.h>
+
+static const char *const k_names[GT_ENTRY__COUNT] = {
+    [GT_ENTRY_DEFAULT] = "default",
+    [GT_ENTRY_GEMMEX] = "gemmex",
+    [GT_ENTRY_LTMATMUL] = "ltmatmul",
+    [GT_ENTRY_HOST] = "host",
+};
+
+/* The cuBLAS function names that map onto an entry (what the shim's counters file writes). */
+static const struct {
+  const char *fn;
+  gt_entry_t e;
+} k_functions[] = {
+    {"cublasGemmEx", GT_ENTRY_GEMMEX},
+    {"cublasGemmStridedBatchedEx", GT_ENTRY_GEMMEX},
+    {"cublasSgemm_v2", GT_ENTRY_GEMMEX},
+    {"cublasHgemm", GT_ENTRY_GEMMEX},
+    {"cublasLtMatmul", GT_ENTRY_LTMATMUL},
+};
+
+const char *gt_entry_name(gt_entry_t e) {
+  return (unsigned)e < GT_ENTRY__COUNT ? k_names[e] : "?";
+}
+
+gt_status_t gt_entry_parse(const char *s, gt_entry_t *out) {
+  if (!s) return gt_err_set(GT_ERR_DATA, "entry: empty");
+  for (int i = 0; i < GT_ENTRY__COUNT; i++)
+    if (strcmp(s, k_names[i]) == 0) {
+      *out = (gt_entry_t)i;
+      return GT_OK;
+    }
+  for (size_t i = 0; i < sizeof k_functions / sizeof k_functions[0]; i++)
+    if (strcmp(s, k_functions[i].fn) == 0) {
+      *out = k_functions[i].e;
+      return GT_OK;
+    }
+  return gt_err_set(GT_ERR_DATA,
+                    "entry: '%s' is not an entry point (default, gemmex, ltmatmul, host, or a "
+                    "cuBLAS function name such as cublasGemmEx or cublasLtMatmul)",
+                    s);
+}
