@@ -189,6 +189,7 @@ extern "C" const gt_provider_t gt_provider_testonly_cuda = {
     "planted wrong and faulting CUDA candidates for harness tests (GEMMTUNE_TEST_PROVIDERS=1)",
     GT_BACKEND_CUDA,
     to_init,
+    nullptr,  // baseline_for: never today's path
     nullptr,  // lib_version: no library
     to_enumerate,
     to_from_name,
