@@ -1,0 +1,155 @@
+/* The path every interposed call takes once the shim has taken it on, whatever its entry point:
+ * find the calling thread's device and engine, count the call under its key (or under the reason
+ * it has none), decide the key, run the tuned candidate on a hit, and say what was decided. Any
+ * step that fails sends the call back to its real function. */
+#include <stdio.h>
+#include <string.h>
+
+#include "preload_internal.h"
+
+/* The calling thread's device. Not the stream's: asking the runtime about a stream the
+ * application passed means trusting it (a stand-in library's fake handle crashes the query), and
+ * no stream query is needed: cuBLAS runs a handle only with its device current, and a cuBLASLt
+ * call on a stream of another device fails in cuBLASLt itself. A pure thread-state query, legal
+ * under any graph capture. */
+static int current_device(void) {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return dev;
+}
+
+void gt_preload_note_unsupported(const char *entry, const char *why) {
+  gt_preload_state_t *g = &gt_preload;
+  pthread_mutex_lock(&g->mu);
+  int i;
+  for (i = 0; i < g->nreasons; i++)
+    if (strcmp(g->reasons[i].entry, entry) == 0 &&
+        strncmp(g->reasons[i].text, why, sizeof g->reasons[i].text - 1) == 0)
+      break;
+  bool first = false;
+  if (i < g->nreasons) {
+    g->reasons[i].calls++;
+  } else if (g->nreasons < GT_PRELOAD_MAX_REASONS) {
+    gt_preload_reason_t *r = &g->reasons[g->nreasons++];
+    snprintf(r->text, sizeof r->text, "%s", why);
+    r->entry = entry;
+    r->calls = 1;
+    first = true;
+  } else {
+    g->reasons_other++;
+  }
+  pthread_mutex_unlock(&g->mu);
+  if (first && g->log) gt_preload_say("pass %s: %s (passed through untouched)", entry, why);
+}
+
+bool gt_preload_call_begin(gt_preload_call_t *c, const char *entry, cudaStream_t stream) {
+  memset(c, 0, sizeof *c);
+  c->entry = entry;
+  c->stream = stream;
+  c->timer.slot = -1;
+  int dev = current_device();
+  if (dev < 0) {
+    gt_preload_note_unsupported(
+        entry, "the current device cannot be determined (no usable CUDA device?)");
+    return false;
+  }
+  if (!(c->rt = gt_preload_engine(dev))) return false;
+  snprintf(c->env.arch, sizeof c->env.arch, "%s", gt_rt_arch(c->rt));
+  c->env.sm_count = gt_rt_sm_count(c->rt);
+  return true;
+}
+
+bool gt_preload_call_begin_handle(gt_preload_call_t *c, const char *entry, cublasHandle_t handle) {
+  memset(c, 0, sizeof *c);
+  c->timer.slot = -1;
+  const gt_preload_api_t *a = gt_preload_api();
+  if (!a->GetStream || !a->GetPointerMode || !a->GetMathMode) a = gt_preload_api_refill();
+  cudaStream_t stream = NULL;
+  cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
+  cublasMath_t mm = CUBLAS_DEFAULT_MATH;
+  if (!a->GetStream || !a->GetPointerMode || !a->GetMathMode ||
+      a->GetStream(handle, &stream) != CUBLAS_STATUS_SUCCESS ||
+      a->GetPointerMode(handle, &pm) != CUBLAS_STATUS_SUCCESS ||
+      a->GetMathMode(handle, &mm) != CUBLAS_STATUS_SUCCESS) {
+    gt_preload_note_unsupported(entry, "the handle's stream or modes cannot be read");
+    return false;
+  }
+  if (!gt_preload_call_begin(c, entry, stream)) return false;
+  c->env.pointer_mode = (int)pm;
+  c->env.math_mode = (int)mm;
+  return true;
+}
+
+/* The line of a key's decision, once per key: "wait" for a key first seen under capture (with
+ * GEMMTUNE_LOG), "not used" for a row that cannot run here (always), "hit" and "miss" (with
+ * GEMMTUNE_LOG). */
+static void log_decision(gt_preload_call_t *c, gt_rt_entry_t *e, gt_rt_state_t st) {
+  const bool log = gt_preload.log;
+  if (st == GT_RT_NEW) {
+    if (log && !atomic_exchange(&e->deferred_logged, 1)) {
+      char d[256];
+      gt_problem_describe(&e->key, d, sizeof d);
+      gt_preload_say("wait %s %s: first seen during CUDA graph capture; passed through until a "
+                     "call outside capture decides it",
+                     c->entry, d);
+    }
+    return;
+  }
+  /* A row that exists but cannot be used is always reported: that is the silent failure this
+   * tool exists to make loud. Hits and misses only with GEMMTUNE_LOG. */
+  if (st != GT_RT_FAILED && !log) return;
+  if (atomic_exchange(&e->logged, 1)) return;
+  char d[256];
+  gt_problem_describe(&e->key, d, sizeof d);
+  if (st == GT_RT_HIT) {
+    gt_preload_say("hit %s %s -> %s %s (%s)", c->entry, d, e->provider, e->instance, e->why);
+  } else if (st == GT_RT_MISS) {
+    char key[1024];
+    gt_problem_format_key(&e->key, key, sizeof key);
+    gt_preload_say("miss %s %s: %s [key %s]", c->entry, d, e->why, key);
+  } else {
+    gt_preload_say("not used %s %s: %s; calling %s instead", c->entry, d, e->why, c->entry);
+  }
+}
+
+bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_problem_t *key,
+                         gt_operands_t *ops) {
+  if (key_status != GT_OK) {
+    gt_preload_note_unsupported(c->entry, gt_err_msg());
+    return false;
+  }
+  gt_rt_entry_t *e = gt_rt_entry(c->rt, key, c->entry);
+  if (!e) {
+    atomic_fetch_add(&gt_preload.untracked, 1);
+    return false;
+  }
+  c->e = e;
+  atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
+  if (gt_preload.capture) gt_rt_time_begin(c->rt, e, c->stream, &c->timer);
+  if (!gt_preload.hits_allowed) return false;
+  gt_rt_state_t st = gt_rt_decide(c->rt, e, c->stream);
+  log_decision(c, e, st);
+  if (st != GT_RT_HIT) return false;
+  gt_err_clear();
+  gt_status_t s = gt_rt_run_hit(c->rt, e, ops, c->stream);
+  if (s == GT_OK) {
+    atomic_fetch_add_explicit(&e->hits, 1, memory_order_relaxed);
+    gt_rt_time_end(c->rt, &c->timer, c->stream);
+    return true;
+  }
+  if (atomic_load(&e->state) == GT_RT_FAILED) {
+    log_decision(c, e, GT_RT_FAILED);
+  } else if (gt_preload.log && !atomic_exchange(&e->deferred_logged, 1)) {
+    char d[256];
+    gt_problem_describe(&e->key, d, sizeof d);
+    gt_preload_say("wait %s %s: tuned candidate not run for now: %s", c->entry, d, gt_err_msg());
+  }
+  return false;
+}
+
+void gt_preload_call_end(gt_preload_call_t *c) {
+  if (c->rt) gt_rt_time_end(c->rt, &c->timer, c->stream);
+}

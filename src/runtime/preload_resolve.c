@@ -1,0 +1,117 @@
+/* The preload shim's view of the cuBLAS the process already loaded: where the real entry points
+ * are, the handle and descriptor queries the shim needs, and the address range of libcublas's
+ * code. The only file that names the cuBLAS libraries. It never loads a library: a second copy of
+ * cuBLAS next to the application's would be the shim changing what the application runs. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "preload_internal.h"
+
+const char *const gt_preload_lib_names[2] = {"libcublas.so.13", "libcublasLt.so.13"};
+
+/* The library the application already loaded. RTLD_NOLOAD never maps a second copy: a process
+ * that calls cublasGemmEx has libcublas loaded, so this only fails in odd setups, and then the
+ * next definition in lookup order (RTLD_NEXT) is used. */
+void *gt_preload_real_symbol(int lib, const char *sym, void *self) {
+  void *fn = NULL;
+  void *h = dlopen(gt_preload_lib_names[lib], RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    fn = dlvsym(h, sym, gt_preload_lib_names[lib]);
+    if (!fn) fn = dlsym(h, sym);
+    dlclose(h); /* drops the reference NOLOAD added; the library stays loaded */
+  }
+  if (!fn) fn = dlsym(RTLD_NEXT, sym);
+  if (fn == self) fn = NULL; /* never call ourselves */
+  return fn;
+}
+
+bool gt_preload_lib_loaded(int lib) {
+  void *h = dlopen(gt_preload_lib_names[lib], RTLD_NOW | RTLD_NOLOAD);
+  const bool loaded = h != NULL;
+  if (h) dlclose(h);
+  return loaded;
+}
+
+cublasStatus_t gt_preload_missing_real(const char *name) {
+  static _Atomic int said;
+  if (!atomic_exchange(&said, 1))
+    gt_preload_say(
+        "cannot find the real %s in this process (is cuBLAS 13 loaded?); failing the call", name);
+  return CUBLAS_STATUS_NOT_INITIALIZED;
+}
+
+/* ---- the queries --------------------------------------------------------------------------- */
+
+static gt_preload_api_t g_api;
+static pthread_once_t g_api_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_api_mu = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct range_query {
+  uintptr_t addr, lo, hi;
+} range_query_t;
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  range_query_t *q = data;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+    if (a < lo) lo = a;
+    if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+  }
+  if (q->addr >= lo && q->addr < hi) {
+    q->lo = lo;
+    q->hi = hi;
+    return 1;
+  }
+  return 0;
+}
+
+/* Fill whatever is still missing: an application may load cuBLASLt first and cuBLAS later. */
+static void api_fill(void) {
+  if (!g_api.GetStream)
+    g_api.GetStream = (gt_preload_get_stream_fn)gt_preload_real_symbol(
+        GT_PRELOAD_LIB_CUBLAS, "cublasGetStream_v2", NULL);
+  if (!g_api.GetPointerMode)
+    g_api.GetPointerMode = (gt_preload_get_pointer_mode_fn)gt_preload_real_symbol(
+        GT_PRELOAD_LIB_CUBLAS, "cublasGetPointerMode_v2", NULL);
+  if (!g_api.GetMathMode)
+    g_api.GetMathMode = (gt_preload_get_math_mode_fn)gt_preload_real_symbol(
+        GT_PRELOAD_LIB_CUBLAS, "cublasGetMathMode", NULL);
+  if (!g_api.LtDescGet)
+    g_api.LtDescGet = (gt_preload_lt_desc_get_fn)gt_preload_real_symbol(
+        GT_PRELOAD_LIB_CUBLASLT, "cublasLtMatmulDescGetAttribute", NULL);
+  if (!g_api.LtLayoutGet)
+    g_api.LtLayoutGet = (gt_preload_lt_layout_get_fn)gt_preload_real_symbol(
+        GT_PRELOAD_LIB_CUBLASLT, "cublasLtMatrixLayoutGetAttribute", NULL);
+  /* cuBLAS calls cublasLtMatmul internally, also from entry points the shim does not define
+   * (cublasGemmBatchedEx, the _64 forms...). Those calls are cuBLAS's business: knowing where
+   * libcublas is mapped lets cublasLtMatmul recognise them by their return address. */
+  if (g_api.GetStream && !g_api.cublas_hi) {
+    range_query_t q = {.addr = (uintptr_t)g_api.GetStream};
+    if (dl_iterate_phdr(find_range, &q)) {
+      g_api.cublas_lo = q.lo;
+      g_api.cublas_hi = q.hi;
+    }
+  }
+}
+
+static void api_resolve(void) { api_fill(); }
+
+const gt_preload_api_t *gt_preload_api(void) {
+  pthread_once(&g_api_once, api_resolve);
+  return &g_api;
+}
+
+const gt_preload_api_t *gt_preload_api_refill(void) {
+  pthread_mutex_lock(&g_api_mu);
+  api_fill();
+  pthread_mutex_unlock(&g_api_mu);
+  return &g_api;
+}
