@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gt_fileio.h" /* gt_file_write_atomic, which gt_db_write uses */
 #include "gt_problem.h"
 #include "gt_status.h"
 
@@ -144,13 +145,6 @@ size_t gt_db_explain(const gt_db_t *db, const gt_problem_t *k, gt_db_near_t *out
 typedef void (*gt_db_report_fn)(void *ctx, const char *line);
 gt_status_t gt_db_merge(gt_db_t *dst, const gt_db_t *src, bool strict, bool prefer_src,
                         gt_db_report_fn fn, void *ctx);
-
-/* Write a file atomically: a temp file PATH.tmp.XXXXXX created exclusively in the same directory
- * (so rename cannot cross filesystems), written, fsync'ed, renamed over path, then the directory
- * fsync'ed. A symlink at path is followed (its target is replaced). The file keeps the mode of
- * the file it replaces (new files: 0666 less umask). On any failure the temp file is removed and
- * path is untouched (GT_ERR_IO naming the path and the failing step). */
-gt_status_t gt_file_write_atomic(const char *path, const char *data, size_t len);
 
 #ifdef __cplusplus
 }

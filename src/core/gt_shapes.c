@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_csv.h"
+
 #define MAX_COLS 48
 
 enum col_kind { C_LABEL, C_TOKENS, C_OUT, C_IN, C_LAYOUT, C_BM, C_BN, C_BK, C_CALLS, C_TIME,
@@ -32,25 +34,6 @@ static gt_status_t classify(const char *name, col_t *c) {
   for (int i = 0; i < GT_KEY_NFIELDS; i++)
     if (strcmp(name, gt_key_field_names[i]) == 0) return c->kind = C_KEY, c->key_field = i, GT_OK;
   return GT_ERR_DATA;
-}
-
-static int split_csv(char *line, char **cells, int max) {
-  int n = 0;
-  char *p = line;
-  for (;;) {
-    if (n == max) return -1;
-    cells[n++] = p;
-    char *comma = strchr(p, ',');
-    if (!comma) break;
-    *comma = '\0';
-    p = comma + 1;
-  }
-  for (int i = 0; i < n; i++) { /* trim spaces */
-    while (*cells[i] == ' ' || *cells[i] == '\t') cells[i]++;
-    char *e = cells[i] + strlen(cells[i]);
-    while (e > cells[i] && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) *--e = '\0';
-  }
-  return n;
 }
 
 static gt_status_t cell_i64(const char *file, int line, const char *col, const char *v,
@@ -95,183 +78,229 @@ void gt_shapes_free(gt_shapes_t *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* ---- the parser, one phase per function ---------------------------------------------------- */
+
+/* Where the parser is: the file, the line, and the header once it has been read. */
+typedef struct reader {
+  const char *file;
+  int lineno;
+  const gt_problem_t *defaults;
+  col_t cols[MAX_COLS];
+  int ncols; /* 0 until the header row */
+  bool have[C_KEY + 1];
+  bool have_key[GT_KEY_NFIELDS];
+} reader_t;
+
+/* The cells of one row that describe its shape before the mapping to BLAS terms. */
+typedef struct dims {
+  int64_t tokens, out_f, in_f, M, N, K;
+  const char *layout;
+} dims_t;
+
+/* Re-issue the current message (a problem or dtype parser's) as malformed data at file:line. */
+static gt_status_t restate(const reader_t *rd, const char *what) {
+  char m[400];
+  snprintf(m, sizeof m, "%s", gt_err_msg());
+  return gt_err_set(GT_ERR_DATA, "%s:%d: %s%s", rd->file, rd->lineno, what, m);
+}
+
+/* A shapes file cut mid-line would silently drop or mangle its last shape. */
+static gt_status_t check_complete(const char *file, const char *text) {
+  size_t len = strlen(text);
+  if (!len || text[len - 1] == '\n') return GT_OK;
+  int lines = 1;
+  for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+  return gt_err_set(GT_ERR_DATA, "%s:%d: truncated last line (no newline at end of file)", file,
+                    lines);
+}
+
+/* The header row: every column known and given once, exactly one shape view. */
+static gt_status_t read_header(reader_t *rd, char **cells, int n) {
+  for (int i = 0; i < n; i++) {
+    if (classify(cells[i], &rd->cols[i]) != GT_OK)
+      return gt_err_set(GT_ERR_DATA,
+                        "%s:%d: unknown column '%s' (expected tokens,out_features,in_features; "
+                        "layout,M,N,K; or key columns m,n,k,...)",
+                        rd->file, rd->lineno, cells[i]);
+    for (int j = 0; j < i; j++)
+      if (strcmp(rd->cols[j].name, rd->cols[i].name) == 0)
+        return gt_err_set(GT_ERR_DATA, "%s:%d: column '%s' appears twice", rd->file, rd->lineno,
+                          cells[i]);
+    rd->have[rd->cols[i].kind] = true;
+    if (rd->cols[i].kind == C_KEY) rd->have_key[rd->cols[i].key_field] = true;
+  }
+  rd->ncols = n;
+  bool linear = rd->have[C_TOKENS] && rd->have[C_OUT] && rd->have[C_IN];
+  bool rowmaj = rd->have[C_LAYOUT] && rd->have[C_BM] && rd->have[C_BN] && rd->have[C_BK];
+  bool blas = rd->have_key[9] && rd->have_key[10] && rd->have_key[11]; /* m, n, k */
+  if (linear + rowmaj + blas != 1)
+    return gt_err_set(GT_ERR_DATA,
+                      "%s:%d: header must give exactly one shape view: "
+                      "tokens,out_features,in_features | layout,M,N,K | m,n,k",
+                      rd->file, rd->lineno);
+  return GT_OK;
+}
+
+/* A row whose cell count differs from the header's. A layout code holds a comma, so an unquoted
+ * one reads as two cells: say so, with the code as this row wrote it. */
+static gt_status_t count_mismatch(const reader_t *rd, char **cells, int n) {
+  int li = -1;
+  for (int i = 0; i < rd->ncols; i++)
+    if (rd->cols[i].kind == C_LAYOUT) li = i;
+  if (li < 0 || n < rd->ncols)
+    return gt_err_set(GT_ERR_DATA, "%s:%d: %d columns, header has %d", rd->file, rd->lineno, n,
+                      rd->ncols);
+  bool two = n == rd->ncols + 1 && li + 1 < n; /* the code split in two: show this row's */
+  return gt_err_set(GT_ERR_DATA,
+                    "%s:%d: %d columns, header has %d: a layout code holds a comma, write it "
+                    "quoted (\"%s,%s\")",
+                    rd->file, rd->lineno, n, rd->ncols, two ? cells[li] : "mk",
+                    two ? cells[li + 1] : "nk");
+}
+
+/* One cell into the shape (key fields, counters, labels) or into its dimensions. */
+static gt_status_t read_cell(const reader_t *rd, const col_t *col, const char *v, gt_shape_t *sh,
+                             dims_t *d) {
+  const char *file = rd->file, *cn = col->name;
+  int line = rd->lineno;
+  switch (col->kind) {
+    case C_LABEL:
+      if (*v) {
+        size_t l = strlen(sh->label);
+        snprintf(sh->label + l, sizeof sh->label - l, "%s%s", l ? "/" : "", v);
+      }
+      return GT_OK;
+    case C_TOKENS: return cell_i64(file, line, cn, v, &d->tokens);
+    case C_OUT: return cell_i64(file, line, cn, v, &d->out_f);
+    case C_IN: return cell_i64(file, line, cn, v, &d->in_f);
+    case C_BM: return cell_i64(file, line, cn, v, &d->M);
+    case C_BN: return cell_i64(file, line, cn, v, &d->N);
+    case C_BK: return cell_i64(file, line, cn, v, &d->K);
+    case C_LAYOUT: d->layout = v; return GT_OK;
+    case C_CALLS: {
+      int64_t c = 0;
+      gt_status_t st = cell_i64(file, line, cn, v, &c);
+      sh->calls = (long)c;
+      return st;
+    }
+    case C_TIME: return cell_f64(file, line, cn, v, &sh->time_us);
+    case C_SHARE: return cell_f64(file, line, cn, v, &sh->share);
+    case C_DTYPE: {
+      gt_dtype_t dt;
+      if (gt_dtype_parse(v, &dt) != GT_OK) return restate(rd, "column 'dtype': ");
+      sh->p.a_type = sh->p.b_type = sh->p.c_type = sh->p.d_type = dt;
+      if (dt == GT_DT_F32) sh->p.compute = GT_COMPUTE_F32;
+      return GT_OK;
+    }
+    case C_KEY:
+      if (gt_problem_set_field(&sh->p, cn, v) != GT_OK) return restate(rd, "");
+      return GT_OK;
+  }
+  return GT_OK;
+}
+
+/* Map the row's view (nn.Linear, row-major, BLAS) to the key and record the mapping applied. */
+static gt_status_t apply_view(const reader_t *rd, const dims_t *d, gt_shape_t *sh) {
+  if (rd->have[C_TOKENS]) {
+    gt_problem_set_linear(&sh->p, d->tokens, d->out_f, d->in_f);
+    snprintf(sh->view, sizeof sh->view,
+             "linear tokens=%" PRId64 " out=%" PRId64 " in=%" PRId64 " -> TN m=%" PRId64
+             " n=%" PRId64 " k=%" PRId64,
+             d->tokens, d->out_f, d->in_f, sh->p.m, sh->p.n, sh->p.k);
+  } else if (rd->have[C_LAYOUT]) {
+    if (gt_problem_set_rowmajor(&sh->p, d->layout, d->M, d->N, d->K) != GT_OK)
+      return restate(rd, "column 'layout': ");
+    snprintf(sh->view, sizeof sh->view,
+             "row-major %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " -> %s m=%" PRId64
+             " n=%" PRId64 " k=%" PRId64,
+             d->layout, d->M, d->N, d->K, gt_problem_ops(&sh->p), sh->p.m, sh->p.n, sh->p.k);
+  } else {
+    snprintf(sh->view, sizeof sh->view, "blas %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64,
+             gt_problem_ops(&sh->p), sh->p.m, sh->p.n, sh->p.k);
+  }
+  /* Strides given as columns are facts of the call (0 = a broadcast operand); only strides
+   * the file leaves out are filled with the tight values. */
+  int64_t sa = sh->p.stride_a, sb = sh->p.stride_b, sc = sh->p.stride_c;
+  gt_problem_fill_lds(&sh->p);
+  if (rd->have_key[16]) sh->p.stride_a = sa;
+  if (rd->have_key[17]) sh->p.stride_b = sb;
+  if (rd->have_key[18]) sh->p.stride_c = sc;
+  if (gt_problem_validate(&sh->p) != GT_OK) return restate(rd, "");
+  return GT_OK;
+}
+
+/* A data row into a shape. */
+static gt_status_t read_row(const reader_t *rd, char **cells, int n, gt_shape_t *sh) {
+  if (n != rd->ncols) return count_mismatch(rd, cells, n);
+  memset(sh, 0, sizeof *sh);
+  sh->p = *rd->defaults;
+  sh->p.lda = sh->p.ldb = sh->p.ldc = 0;
+  sh->p.stride_a = sh->p.stride_b = sh->p.stride_c = 0;
+  sh->line = rd->lineno;
+  dims_t d = {0};
+  for (int i = 0; i < n; i++) {
+    gt_status_t st = read_cell(rd, &rd->cols[i], cells[i], sh, &d);
+    if (st != GT_OK) return st;
+  }
+  return apply_view(rd, &d, sh);
+}
+
+/* Add a shape, or fold it into an earlier row of the same key (calls and time summed). */
+static gt_status_t add_shape(gt_shapes_t *out, const gt_shape_t *sh, size_t *merged) {
+  for (size_t i = 0; i < out->n; i++)
+    if (gt_problem_equal(&out->v[i].p, &sh->p)) {
+      out->v[i].calls += sh->calls;
+      out->v[i].time_us += sh->time_us;
+      out->v[i].share += sh->share;
+      if (merged) (*merged)++;
+      return GT_OK;
+    }
+  return push(out, sh);
+}
+
+/* One line: skipped when blank or a comment, else the header or a row. */
+static gt_status_t read_line(reader_t *rd, char *line, gt_shapes_t *out, size_t *merged) {
+  const char *t = line;
+  while (*t == ' ' || *t == '\t' || *t == '\r') t++;
+  if (*t == '\0' || *t == '#') return GT_OK;
+  char *cells[MAX_COLS];
+  int n;
+  /* Hand-written files put blanks after commas; trimming them is the one leniency here. */
+  if (gt_csv_split(line, cells, NULL, MAX_COLS, &n, GT_CSV_TRIM) != GT_OK)
+    return restate(rd, "");
+  if (n > MAX_COLS)
+    return gt_err_set(GT_ERR_DATA, "%s:%d: more than %d columns", rd->file, rd->lineno, MAX_COLS);
+  if (rd->ncols == 0) return read_header(rd, cells, n);
+  gt_shape_t sh;
+  gt_status_t st = read_row(rd, cells, n, &sh);
+  return st == GT_OK ? add_shape(out, &sh, merged) : st;
+}
+
 gt_status_t gt_shapes_parse(const char *file, const char *text, const gt_problem_t *defaults,
                             gt_shapes_t *out, size_t *merged) {
   memset(out, 0, sizeof *out);
   snprintf(out->path, sizeof out->path, "%s", file);
   if (merged) *merged = 0;
-  char *buf = strdup(text);
-  if (!buf) return gt_err_set(GT_ERR_NOMEM, "out of memory");
-  col_t cols[MAX_COLS];
-  int ncols = 0, lineno = 0;
-  bool have[C_KEY + 1] = {0};
-  bool have_key[GT_KEY_NFIELDS] = {0};
-  gt_status_t st = GT_OK;
-  char *save = NULL, *p = buf;
-  size_t len = strlen(buf);
-  if (len && buf[len - 1] != '\n') {
-    /* A shapes file cut mid-line would silently drop or mangle its last shape. */
-    int lines = 1;
-    for (size_t i = 0; i < len; i++) lines += buf[i] == '\n';
-    st = gt_err_set(GT_ERR_DATA, "%s:%d: truncated last line (no newline at end of file)", file,
-                    lines);
-    goto done;
+  gt_status_t st = check_complete(file, text);
+  char *buf = st == GT_OK ? strdup(text) : NULL;
+  if (st == GT_OK && !buf) st = gt_err_set(GT_ERR_NOMEM, "out of memory");
+  if (st != GT_OK) {
+    gt_shapes_free(out);
+    return st;
   }
-  (void)save;
-  while (p && *p) {
-    char *nl = strchr(p, '\n');
+  reader_t rd = {.file = file, .defaults = defaults};
+  for (char *p = buf; *p && st == GT_OK;) {
+    char *nl = strchr(p, '\n'); /* every line ends in one: check_complete */
     *nl = '\0';
-    char *line = p;
+    rd.lineno++;
+    st = read_line(&rd, p, out, merged);
     p = nl + 1;
-    lineno++;
-    char *t = line;
-    while (*t == ' ' || *t == '\t' || *t == '\r') t++;
-    if (*t == '\0' || *t == '#') continue;
-    char *cells[MAX_COLS];
-    int n = split_csv(line, cells, MAX_COLS);
-    if (n < 0) {
-      st = gt_err_set(GT_ERR_DATA, "%s:%d: more than %d columns", file, lineno, MAX_COLS);
-      goto done;
-    }
-    if (ncols == 0) { /* header */
-      for (int i = 0; i < n; i++) {
-        if (classify(cells[i], &cols[i]) != GT_OK) {
-          st = gt_err_set(GT_ERR_DATA,
-                          "%s:%d: unknown column '%s' (expected tokens,out_features,in_features; "
-                          "layout,M,N,K; or key columns m,n,k,...)",
-                          file, lineno, cells[i]);
-          goto done;
-        }
-        for (int j = 0; j < i; j++)
-          if (strcmp(cols[j].name, cols[i].name) == 0) {
-            st = gt_err_set(GT_ERR_DATA, "%s:%d: column '%s' appears twice", file, lineno,
-                            cells[i]);
-            goto done;
-          }
-        have[cols[i].kind] = true;
-        if (cols[i].kind == C_KEY) have_key[cols[i].key_field] = true;
-      }
-      ncols = n;
-      bool linear = have[C_TOKENS] && have[C_OUT] && have[C_IN];
-      bool rowmaj = have[C_LAYOUT] && have[C_BM] && have[C_BN] && have[C_BK];
-      bool blas = have_key[9] && have_key[10] && have_key[11]; /* m, n, k */
-      if (linear + rowmaj + blas != 1) {
-        st = gt_err_set(GT_ERR_DATA,
-                        "%s:%d: header must give exactly one shape view: "
-                        "tokens,out_features,in_features | layout,M,N,K | m,n,k",
-                        file, lineno);
-        goto done;
-      }
-      continue;
-    }
-    if (n != ncols) {
-      st = gt_err_set(GT_ERR_DATA, "%s:%d: %d columns, header has %d", file, lineno, n, ncols);
-      goto done;
-    }
-    gt_shape_t sh;
-    memset(&sh, 0, sizeof sh);
-    sh.p = *defaults;
-    sh.p.lda = sh.p.ldb = sh.p.ldc = 0;
-    sh.p.stride_a = sh.p.stride_b = sh.p.stride_c = 0;
-    sh.line = lineno;
-    int64_t tokens = 0, out_f = 0, in_f = 0, M = 0, N = 0, K = 0;
-    const char *layout = NULL;
-    for (int i = 0; i < n && st == GT_OK; i++) {
-      const char *v = cells[i], *cn = cols[i].name;
-      switch (cols[i].kind) {
-        case C_LABEL:
-          if (*v) {
-            size_t l = strlen(sh.label);
-            snprintf(sh.label + l, sizeof sh.label - l, "%s%s", l ? "/" : "", v);
-          }
-          break;
-        case C_TOKENS: st = cell_i64(file, lineno, cn, v, &tokens); break;
-        case C_OUT: st = cell_i64(file, lineno, cn, v, &out_f); break;
-        case C_IN: st = cell_i64(file, lineno, cn, v, &in_f); break;
-        case C_BM: st = cell_i64(file, lineno, cn, v, &M); break;
-        case C_BN: st = cell_i64(file, lineno, cn, v, &N); break;
-        case C_BK: st = cell_i64(file, lineno, cn, v, &K); break;
-        case C_LAYOUT: layout = v; break;
-        case C_CALLS: {
-          int64_t c = 0;
-          st = cell_i64(file, lineno, cn, v, &c);
-          sh.calls = (long)c;
-          break;
-        }
-        case C_TIME: st = cell_f64(file, lineno, cn, v, &sh.time_us); break;
-        case C_SHARE: st = cell_f64(file, lineno, cn, v, &sh.share); break;
-        case C_DTYPE: {
-          gt_dtype_t dt;
-          if (gt_dtype_parse(v, &dt) != GT_OK) {
-            char m[400];
-            snprintf(m, sizeof m, "%s", gt_err_msg());
-            st = gt_err_set(GT_ERR_DATA, "%s:%d: column 'dtype': %s", file, lineno, m);
-          } else {
-            sh.p.a_type = sh.p.b_type = sh.p.c_type = sh.p.d_type = dt;
-            if (dt == GT_DT_F32) sh.p.compute = GT_COMPUTE_F32;
-          }
-          break;
-        }
-        case C_KEY:
-          if (gt_problem_set_field(&sh.p, cn, v) != GT_OK) {
-            char m[400];
-            snprintf(m, sizeof m, "%s", gt_err_msg());
-            st = gt_err_set(GT_ERR_DATA, "%s:%d: %s", file, lineno, m);
-          }
-          break;
-      }
-    }
-    if (st != GT_OK) goto done;
-    if (have[C_TOKENS]) {
-      gt_problem_set_linear(&sh.p, tokens, out_f, in_f);
-      snprintf(sh.view, sizeof sh.view,
-               "linear tokens=%" PRId64 " out=%" PRId64 " in=%" PRId64 " -> TN m=%" PRId64
-               " n=%" PRId64 " k=%" PRId64,
-               tokens, out_f, in_f, sh.p.m, sh.p.n, sh.p.k);
-    } else if (have[C_LAYOUT]) {
-      if (gt_problem_set_rowmajor(&sh.p, layout, M, N, K) != GT_OK) {
-        char m[400];
-        snprintf(m, sizeof m, "%s", gt_err_msg());
-        st = gt_err_set(GT_ERR_DATA, "%s:%d: column 'layout': %s", file, lineno, m);
-        goto done;
-      }
-      snprintf(sh.view, sizeof sh.view,
-               "row-major %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " -> %s m=%" PRId64
-               " n=%" PRId64 " k=%" PRId64,
-               layout, M, N, K, gt_problem_ops(&sh.p), sh.p.m, sh.p.n, sh.p.k);
-    } else {
-      snprintf(sh.view, sizeof sh.view, "blas %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64,
-               gt_problem_ops(&sh.p), sh.p.m, sh.p.n, sh.p.k);
-    }
-    /* Strides given as columns are facts of the call (0 = a broadcast operand); only strides
-     * the file leaves out are filled with the tight values. */
-    int64_t sa = sh.p.stride_a, sb = sh.p.stride_b, sc = sh.p.stride_c;
-    gt_problem_fill_lds(&sh.p);
-    if (have_key[16]) sh.p.stride_a = sa;
-    if (have_key[17]) sh.p.stride_b = sb;
-    if (have_key[18]) sh.p.stride_c = sc;
-    if (gt_problem_validate(&sh.p) != GT_OK) {
-      char m[400];
-      snprintf(m, sizeof m, "%s", gt_err_msg());
-      st = gt_err_set(GT_ERR_DATA, "%s:%d: %s", file, lineno, m);
-      goto done;
-    }
-    bool dup = false;
-    for (size_t i = 0; i < out->n; i++)
-      if (gt_problem_equal(&out->v[i].p, &sh.p)) {
-        out->v[i].calls += sh.calls;
-        out->v[i].time_us += sh.time_us;
-        out->v[i].share += sh.share;
-        if (merged) (*merged)++;
-        dup = true;
-        break;
-      }
-    if (!dup && (st = push(out, &sh)) != GT_OK) goto done;
   }
-  if (ncols == 0) st = gt_err_set(GT_ERR_DATA, "%s:%d: no header row (empty shapes file)", file,
-                                  lineno ? lineno : 1);
-  else if (out->n == 0) st = gt_err_set(GT_ERR_DATA, "%s:%d: no shapes after the header", file, lineno);
-done:
+  if (st == GT_OK && rd.ncols == 0)
+    st = gt_err_set(GT_ERR_DATA, "%s:%d: no header row (empty shapes file)", file,
+                    rd.lineno ? rd.lineno : 1);
+  else if (st == GT_OK && out->n == 0)
+    st = gt_err_set(GT_ERR_DATA, "%s:%d: no shapes after the header", file, rd.lineno);
   free(buf);
   if (st != GT_OK) gt_shapes_free(out);
   return st;

@@ -3,11 +3,13 @@
  * A CSV with a header row; '#' lines and blank lines are ignored. Three column sets are
  * understood (extra descriptive columns model, proj, label are kept as the shape's label):
  *   nn.Linear view:   tokens,out_features,in_features        (the ../corpus files)
- *   row-major codes:  layout,M,N,K   with layout one of mk,kn mk,nk km,kn km,nk
+ *   row-major codes:  layout,M,N,K   with layout one of mk,kn mk,nk km,kn km,nk, quoted in
+ *                     rows since the code holds a comma: "mk,nk",16,4096,4096
  *   BLAS key columns: any of the 23 key fields (m,n,k required) - what `gemmtune capture` writes,
  *                     with optional calls,time_us,share columns
- * A `dtype` column (or the caller's default) sets A/B/C/D types. Every error names file:line
- * and the column. */
+ * A `dtype` column (or the caller's default) sets A/B/C/D types. Cells are split as RFC 4180
+ * fields (core/gt_csv.h), blanks around them dropped. Every error names file:line and the
+ * column; a row with more cells than a header with a layout column is told to quote the code. */
 #ifndef GT_SHAPES_H
 #define GT_SHAPES_H
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gt_db.h"
+#include "core/gt_fileio.h"
 
 static char header[512];
 static pthread_once_t header_once = PTHREAD_ONCE_INIT;

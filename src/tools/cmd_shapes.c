@@ -8,7 +8,8 @@
 static const char k_help[] =
     "Usage: gemmtune shapes FILE [--dtype T] [--backend B] [--format F]\n\n"
     "Reads a shapes file (nn.Linear view tokens,out_features,in_features; row-major\n"
-    "layout,M,N,K; or BLAS key columns as `gemmtune capture` writes) and prints for each shape\n"
+    "layout,M,N,K with the layout code quoted, \"mk,nk\",16,4096,4096; or BLAS key columns as\n"
+    "`gemmtune capture` writes) and prints for each shape\n"
     "the BLAS mapping applied, FLOPs, the fewest bytes it must move, arithmetic intensity\n"
     "(FLOP/byte), the regime on this device (compute-bound when the intensity exceeds the\n"
     "device's ridge point peak_flops/bandwidth, else memory-bound) and the roofline floor\n"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gt_csv.h"
 #include "gt_trace_file.h"
 
 #define NCOLS (6 + GT_KEY_NFIELDS)
@@ -84,19 +85,15 @@ static void copy_name(char *dst, size_t cap, const char *src) {
 /* *keyed is false for a row of calls without a key (every key column "-"). */
 static gt_status_t parse_row(const char *name, int ln, char *line, gt_shim_key_t *out,
                              bool *keyed) {
-  char *c[NCOLS + 1];
-  int n = 0;
-  for (char *p = line;;) {
-    if (n == NCOLS + 1) break;
-    c[n++] = p;
-    char *comma = strchr(p, ',');
-    if (!comma) break;
-    *comma = '\0';
-    p = comma + 1;
+  char *c[NCOLS];
+  int n;
+  if (gt_csv_split(line, c, NULL, NCOLS, &n, 0) != GT_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", gt_err_msg());
+    return gt_err_set(GT_ERR_DATA, "%s:%d: %s", name, ln, why);
   }
   if (n != NCOLS)
-    return gt_err_set(GT_ERR_DATA, "%s:%d: expected %d columns, got %s%d", name, ln, NCOLS,
-                      n > NCOLS ? "more than " : "", n > NCOLS ? NCOLS : n);
+    return gt_err_set(GT_ERR_DATA, "%s:%d: expected %d columns, got %d", name, ln, NCOLS, n);
   memset(out, 0, sizeof *out);
   if (!gt_trace_parse_u64(c[0], &out->calls))
     return gt_err_set(GT_ERR_DATA, "%s:%d: column 'calls': not a non-negative integer: '%.30s'",

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gt_csv.h"
+
 const char *gt_trace_state_name(gt_trace_state_t s) {
   switch (s) {
     case GT_TRACE_OK: return "ok";
@@ -212,43 +214,6 @@ bool gt_trace_parse_u64(const char *s, uint64_t *out) {
   return true;
 }
 
-/* Split one CSV line (no newline) into at most max cells, unquoting; the line is modified. */
-static int csv_split(char *line, char **cells, int max) {
-  int n = 0;
-  char *p = line;
-  for (;;) {
-    if (n == max) return -1;
-    if (*p == '"') {
-      char *w = ++p, *start = p;
-      for (;;) {
-        if (!*p) return -1; /* unterminated quote */
-        if (*p == '"') {
-          if (p[1] == '"') {
-            *w++ = '"';
-            p += 2;
-            continue;
-          }
-          p++;
-          break;
-        }
-        *w++ = *p++;
-      }
-      if (*p != ',' && *p) return -1;
-      cells[n++] = start;
-      bool more = *p == ',';
-      *w = '\0';
-      if (!more) return n;
-      p++;
-    } else {
-      cells[n++] = p;
-      char *c = strchr(p, ',');
-      if (!c) return n;
-      *c = '\0';
-      p = c + 1;
-    }
-  }
-}
-
 static gt_status_t parse_status_line(const char *name, char *line, gt_trace_t *t,
                                      uint64_t *total) {
   size_t fl = strlen(GT_TRACE_FORMAT_LINE);
@@ -296,6 +261,44 @@ static gt_status_t parse_status_line(const char *name, char *line, gt_trace_t *t
   return GT_OK;
 }
 
+/* One kernel row (line is modified in place); its total_ns is added to *sum. */
+static gt_status_t parse_row(const char *name, int ln, char *line, gt_trace_t *out,
+                             uint64_t *sum) {
+  static const char *const cols[] = {"name", "calls", "total_ns", "min_ns", "max_ns",
+                                     "stream_count", "graph_launches"};
+  char *c[7];
+  int n;
+  if (gt_csv_split(line, c, NULL, 7, &n, 0) != GT_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", gt_err_msg());
+    return gt_err_set(GT_ERR_DATA, "%s:%d: expected 7 columns, got a malformed line (%s)", name,
+                      ln, why);
+  }
+  if (n != 7) return gt_err_set(GT_ERR_DATA, "%s:%d: expected 7 columns, got %d", name, ln, n);
+  uint64_t v[7] = {0};
+  for (int i = 1; i < 7; i++)
+    if (!gt_trace_parse_u64(c[i], &v[i]))
+      return gt_err_set(GT_ERR_DATA, "%s:%d: column '%s': not a non-negative integer: '%.30s'",
+                        name, ln, cols[i], c[i]);
+  if (!*c[0]) return gt_err_set(GT_ERR_DATA, "%s:%d: column 'name' is empty", name, ln);
+  if (v[1] == 0) return gt_err_set(GT_ERR_DATA, "%s:%d: column 'calls' is 0", name, ln);
+  if (v[3] > v[4])
+    return gt_err_set(GT_ERR_DATA, "%s:%d: min_ns %" PRIu64 " is above max_ns %" PRIu64, name, ln,
+                      v[3], v[4]);
+  if (v[6] > v[1])
+    return gt_err_set(GT_ERR_DATA, "%s:%d: graph_launches %" PRIu64 " exceeds calls %" PRIu64,
+                      name, ln, v[6], v[1]);
+  if (gt_trace_find(out, c[0]))
+    return gt_err_set(GT_ERR_DATA, "%s:%d: kernel '%.80s' is listed twice", name, ln, c[0]);
+  gt_trace_kernel_t *r = row_for(out, c[0]);
+  if (!r) return GT_ERR_NOMEM;
+  r->calls = v[1], r->total_ns = v[2], r->min_ns = v[3], r->max_ns = v[4];
+  r->stream_count = v[5] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[5];
+  r->graph_launches = v[6];
+  *sum += v[2];
+  return GT_OK;
+}
+
 gt_status_t gt_trace_parse(const char *name, const char *text, gt_trace_t *out) {
   gt_trace_init(out);
   size_t len = strlen(text);
@@ -329,41 +332,7 @@ gt_status_t gt_trace_parse(const char *name, const char *text, gt_trace_t *out) 
       s = gt_err_set(GT_ERR_DATA, "%s:%d: empty line", name, ln);
       break;
     }
-    char *c[8];
-    int n = csv_split(line, c, 8);
-    if (n != 7) {
-      s = gt_err_set(GT_ERR_DATA, "%s:%d: expected 7 columns, got %s", name, ln,
-                     n < 0 ? "a malformed line" : "another count");
-      break;
-    }
-    static const char *const cols[] = {"name", "calls", "total_ns", "min_ns", "max_ns",
-                                       "stream_count", "graph_launches"};
-    uint64_t v[7] = {0};
-    for (int i = 1; i < 7 && s == GT_OK; i++)
-      if (!gt_trace_parse_u64(c[i], &v[i]))
-        s = gt_err_set(GT_ERR_DATA, "%s:%d: column '%s': not a non-negative integer: '%.30s'",
-                       name, ln, cols[i], c[i]);
-    if (s != GT_OK) break;
-    if (!*c[0]) s = gt_err_set(GT_ERR_DATA, "%s:%d: column 'name' is empty", name, ln);
-    else if (v[1] == 0) s = gt_err_set(GT_ERR_DATA, "%s:%d: column 'calls' is 0", name, ln);
-    else if (v[3] > v[4])
-      s = gt_err_set(GT_ERR_DATA, "%s:%d: min_ns %" PRIu64 " is above max_ns %" PRIu64, name, ln,
-                     v[3], v[4]);
-    else if (v[6] > v[1])
-      s = gt_err_set(GT_ERR_DATA, "%s:%d: graph_launches %" PRIu64 " exceeds calls %" PRIu64,
-                     name, ln, v[6], v[1]);
-    else if (gt_trace_find(out, c[0]))
-      s = gt_err_set(GT_ERR_DATA, "%s:%d: kernel '%.80s' is listed twice", name, ln, c[0]);
-    if (s != GT_OK) break;
-    gt_trace_kernel_t *r = row_for(out, c[0]);
-    if (!r) {
-      s = GT_ERR_NOMEM;
-      break;
-    }
-    r->calls = v[1], r->total_ns = v[2], r->min_ns = v[3], r->max_ns = v[4];
-    r->stream_count = v[5] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[5];
-    r->graph_launches = v[6];
-    sum += v[2];
+    s = parse_row(name, ln, line, out, &sum);
   }
   free(buf);
   if (s == GT_OK && ln < 2) s = gt_err_set(GT_ERR_DATA, "%s: no header line", name);
