@@ -98,10 +98,51 @@ static void test_quoted_layout_is_the_rowmajor_key(void **st) {
   gt_shapes_free(&sh);
 }
 
+/* The entry and workspace columns: parsed in any view, the entry by its own spelling or by the
+ * cuBLAS function name capture writes; a duplicate key keeps the first stated entry and the
+ * largest workspace; a bad value names the column. An epilogue column makes a biased Linear. */
+static void test_entry_and_workspace_columns(void **st) {
+  (void)st;
+  gt_problem_t defaults = gt_test_h200_linear(1, 64, 64);
+  gt_shapes_t sh;
+  const char *text =
+      "tokens,out_features,in_features,epilogue,entry,workspace\n"
+      "1,4096,4096,bias,cublasLtMatmul,1048576\n"
+      "16,4096,4096,none,gemmex,0\n"
+      "1,4096,4096,bias,default,4194304\n";
+  size_t merged = 0;
+  assert_int_equal(gt_shapes_parse("e.csv", text, &defaults, &sh, &merged), GT_OK);
+  assert_int_equal(sh.n, 2);
+  assert_int_equal(merged, 1);
+  assert_int_equal(sh.v[0].p.epilogue, GT_EPI_BIAS);
+  assert_int_equal(sh.v[0].entry, GT_ENTRY_LTMATMUL);
+  assert_true(sh.v[0].workspace == 4194304u);
+  assert_int_equal(sh.v[1].entry, GT_ENTRY_GEMMEX);
+  assert_int_equal(sh.v[1].p.epilogue, GT_EPI_NONE);
+  gt_shapes_free(&sh);
+  /* Not stated: default entry, no workspace. */
+  assert_int_equal(gt_shapes_parse("e.csv", "tokens,out_features,in_features\n1,64,64\n",
+                                   &defaults, &sh, NULL),
+                   GT_OK);
+  assert_int_equal(sh.v[0].entry, GT_ENTRY_DEFAULT);
+  assert_true(sh.v[0].workspace == 0);
+  gt_shapes_free(&sh);
+  assert_int_equal(gt_shapes_parse("e.csv", "tokens,out_features,in_features,entry\n1,64,64,lt\n",
+                                   &defaults, &sh, NULL),
+                   GT_ERR_DATA);
+  assert_non_null(strstr(gt_err_msg(), "e.csv:2: column 'entry': 'lt' is not an entry point"));
+  assert_int_equal(
+      gt_shapes_parse("e.csv", "tokens,out_features,in_features,workspace\n1,64,64,-1\n",
+                      &defaults, &sh, NULL),
+      GT_ERR_DATA);
+  assert_non_null(strstr(gt_err_msg(), "e.csv:2: column 'workspace': not a byte count: '-1'"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shapes_table),
       cmocka_unit_test(test_quoted_layout_is_the_rowmajor_key),
+      cmocka_unit_test(test_entry_and_workspace_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

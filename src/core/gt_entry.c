@@ -27,7 +27,7 @@ const char *gt_entry_name(gt_entry_t e) {
 }
 
 gt_status_t gt_entry_parse(const char *s, gt_entry_t *out) {
-  if (!s) return gt_err_set(GT_ERR_DATA, "entry: empty");
+  if (!s) return gt_err_set(GT_ERR_DATA, "no entry point given");
   for (int i = 0; i < GT_ENTRY__COUNT; i++)
     if (strcmp(s, k_names[i]) == 0) {
       *out = (gt_entry_t)i;
@@ -39,7 +39,7 @@ gt_status_t gt_entry_parse(const char *s, gt_entry_t *out) {
       return GT_OK;
     }
   return gt_err_set(GT_ERR_DATA,
-                    "entry: '%s' is not an entry point (default, gemmex, ltmatmul, host, or a "
+                    "'%s' is not an entry point (default, gemmex, ltmatmul, host, or a "
                     "cuBLAS function name such as cublasGemmEx or cublasLtMatmul)",
                     s);
 }

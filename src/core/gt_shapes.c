@@ -14,7 +14,7 @@
 #define MAX_COLS 48
 
 enum col_kind { C_LABEL, C_TOKENS, C_OUT, C_IN, C_LAYOUT, C_BM, C_BN, C_BK, C_CALLS, C_TIME,
-                C_SHARE, C_DTYPE, C_KEY };
+                C_SHARE, C_DTYPE, C_ENTRY, C_WORKSPACE, C_KEY };
 
 typedef struct {
   enum col_kind kind;
@@ -27,7 +27,8 @@ static gt_status_t classify(const char *name, col_t *c) {
       {"model", C_LABEL}, {"proj", C_LABEL},  {"label", C_LABEL},        {"name", C_LABEL},
       {"tokens", C_TOKENS}, {"out_features", C_OUT}, {"in_features", C_IN},
       {"layout", C_LAYOUT}, {"M", C_BM}, {"N", C_BN}, {"K", C_BK},
-      {"calls", C_CALLS}, {"time_us", C_TIME}, {"share", C_SHARE}, {"dtype", C_DTYPE}};
+      {"calls", C_CALLS}, {"time_us", C_TIME}, {"share", C_SHARE}, {"dtype", C_DTYPE},
+      {"entry", C_ENTRY}, {"workspace", C_WORKSPACE}};
   snprintf(c->name, sizeof c->name, "%s", name);
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     if (strcmp(name, fixed[i].n) == 0) return c->kind = fixed[i].k, GT_OK;
@@ -183,6 +184,19 @@ static gt_status_t read_cell(const reader_t *rd, const col_t *col, const char *v
       sh->calls = (long)c;
       return st;
     }
+    case C_ENTRY:
+      if (gt_entry_parse(v, &sh->entry) != GT_OK) return restate(rd, "column 'entry': ");
+      return GT_OK;
+    case C_WORKSPACE: {
+      char *end;
+      errno = 0;
+      unsigned long long w = strtoull(v, &end, 10);
+      if (!*v || *end || errno || *v == '-')
+        return gt_err_set(GT_ERR_DATA, "%s:%d: column '%s': not a byte count: '%s'", file, line,
+                          cn, v);
+      sh->workspace = (uint64_t)w;
+      return GT_OK;
+    }
     case C_TIME: return cell_f64(file, line, cn, v, &sh->time_us);
     case C_SHARE: return cell_f64(file, line, cn, v, &sh->share);
     case C_DTYPE: {
@@ -252,6 +266,10 @@ static gt_status_t add_shape(gt_shapes_t *out, const gt_shape_t *sh, size_t *mer
       out->v[i].calls += sh->calls;
       out->v[i].time_us += sh->time_us;
       out->v[i].share += sh->share;
+      /* The same key through two entry points: the first stated one decides the baseline; the
+       * largest workspace any call offered is what the application can give a candidate. */
+      if (out->v[i].entry == GT_ENTRY_DEFAULT) out->v[i].entry = sh->entry;
+      if (sh->workspace > out->v[i].workspace) out->v[i].workspace = sh->workspace;
       if (merged) (*merged)++;
       return GT_OK;
     }

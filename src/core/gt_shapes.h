@@ -7,7 +7,10 @@
  *                     rows since the code holds a comma: "mk,nk",16,4096,4096
  *   BLAS key columns: any of the 23 key fields (m,n,k required) - what `gemmtune capture` writes,
  *                     with optional calls,time_us,share columns
- * A `dtype` column (or the caller's default) sets A/B/C/D types. Cells are split as RFC 4180
+ * A `dtype` column (or the caller's default) sets A/B/C/D types. Any view may add key columns
+ * (an `epilogue` column makes a Linear with bias: `bias`, `bias_gelu`, ...) and two columns about
+ * how the workload called it: `entry` (gemmex, ltmatmul, or a cuBLAS function name; it decides
+ * the baseline) and `workspace` (bytes the application offered a cublasLtMatmul call). Cells are split as RFC 4180
  * fields (core/gt_csv.h), blanks around them dropped. Every error names file:line and the
  * column; a row with more cells than a header with a layout column is told to quote the code. */
 #ifndef GT_SHAPES_H
@@ -15,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "gt_entry.h"
 #include "gt_problem.h"
 #include "gt_status.h"
 
@@ -30,6 +34,10 @@ typedef struct gt_shape {
   double time_us;    /* GPU time the workload spent in this key (0 unknown) */
   double share;      /* fraction of the captured GEMM time */
   char view[128];    /* the input as written + the mapping applied: "linear 16x4096x4096 -> TN" */
+  gt_entry_t entry;  /* the entry point its calls came through (column `entry`; default: not
+                        stated), which decides the baseline `tune` races it against */
+  uint64_t workspace; /* bytes of workspace the application gave the call (column `workspace`,
+                         cublasLtMatmul calls; 0 unknown) */
 } gt_shape_t;
 
 typedef struct gt_shapes {
