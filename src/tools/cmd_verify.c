@@ -323,14 +323,12 @@ static int calibrate_row(int argc, char **argv) {
   gt_status_t s = gt_problem_parse_key(keytext, &p);
   if (s == GT_OK) s = h->available(0);
   const gt_provider_t *pr = s == GT_OK ? gt_provider_find(prov) : NULL;
-  if (s == GT_OK && pr && gt_provider_ready(pr) == GT_OK && pr->lib_version &&
-      strcmp(rowlib, "-") != 0) {
-    const char *lib = pr->lib_version();
-    if (lib && *lib && strcmp(lib, rowlib) != 0) {
-      fprintf(stderr, "gemmtune verify: the row was tuned with %s but this process loads %s: "
-                      "run verify with the application's cuBLAS (LD_LIBRARY_PATH)\n", rowlib, lib);
-      return EX_UNAVAILABLE_;
-    }
+  if (s == GT_OK && pr && gt_provider_ready(pr) == GT_OK &&
+      !gt_provider_lib_applies(pr, rowlib, NULL, 0)) {
+    fprintf(stderr, "gemmtune verify: the row was tuned with %s but this process loads %s: "
+                    "run verify with the application's cuBLAS (LD_LIBRARY_PATH)\n", rowlib,
+            gt_provider_lib_loaded(pr));
+    return EX_UNAVAILABLE_;
   }
   gt_candidate_t c;
   if (s == GT_OK) s = gt_provider_candidate_from_name(prov, inst, &p, &c);
@@ -413,7 +411,7 @@ static void calibrate_item(const verify_ctx_t *v, gt_engage_item_t *it, calib_ca
       snprintf(c->why, sizeof c->why, "calibration run wrote no trace");
     } else if (gt_trace_read(tpath, &t) != GT_OK) {
       snprintf(c->why, sizeof c->why, "calibration trace: %s", gt_err_msg());
-    } else if (gt_engage_expected_from_trace(&t, &c->set) != GT_OK) {
+    } else if (gt_engage_expected_from_trace(&t, c->provider, &c->set) != GT_OK) {
       snprintf(c->why, sizeof c->why, "%s", gt_err_msg());
     } else {
       c->ok = true;
