@@ -53,7 +53,6 @@ void gt_kset_str(const gt_kset_t *s, char *buf, size_t cap) {
     o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", s->names[i]);
 }
 
-
 bool gt_engage_kernel_match(const char *expected, const char *ran) {
   return gt_provider_same_kernel(expected, ran);
 }
