@@ -235,6 +235,41 @@ bool gt_kparams_uses_reduce(const gt_kparams_t *p) {
   return p->splitk > 1 && p->family != GT_KFAM_WG;
 }
 
+int gt_kernel_reduce_symbol(const gt_kparams_t *kp, char *buf, int cap) {
+  return snprintf(buf, cap > 0 ? (size_t)cap : 0, "gt_sm90_splitk_reduce_%s",
+                  gt_dtype_name(kp->dtype));
+}
+
+/* Length of name's gt_<arch>_ prefix (through its second '_'), 0 when it has none. */
+static size_t arch_prefix_len(const char *name) {
+  const char *u1 = strchr(name, '_');
+  const char *u2 = u1 ? strchr(u1 + 1, '_') : NULL;
+  return u2 && u2 > u1 + 1 ? (size_t)(u2 - name) + 1 : 0;
+}
+
+bool gt_kernel_name_is_own(const char *kernel) {
+  if (!kernel) return false;
+  size_t n = arch_prefix_len(kernel);
+  if (n == 0) return false;
+  /* The prefixes are those of the generated instances, so a family built for another
+   * architecture is recognised as soon as the generator writes it. */
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const char *in = gt_kinstances[i].name;
+    if (arch_prefix_len(in) == n && strncmp(in, kernel, n) == 0) return true;
+  }
+  return false;
+}
+
+int gt_kernel_symbols(const char *instance, char (*sym)[GT_KERNEL_SYMBOL_MAX], int max) {
+  if (!instance || !gt_kernel_name_is_own(instance)) return -1;
+  int n = 0;
+  if (n < max) snprintf(sym[n++], GT_KERNEL_SYMBOL_MAX, "%s", instance);
+  gt_kparams_t kp;
+  if (n < max && gt_kernel_name_parse(instance, &kp) == GT_OK && gt_kparams_uses_reduce(&kp))
+    gt_kernel_reduce_symbol(&kp, sym[n++], GT_KERNEL_SYMBOL_MAX);
+  return n;
+}
+
 bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
   return a->family == b->family && a->dtype == b->dtype && a->transa == b->transa &&
          a->transb == b->transb && a->tile_m == b->tile_m && a->tile_n == b->tile_n &&

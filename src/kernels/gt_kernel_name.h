@@ -106,6 +106,25 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap);
  * plans its launches from this and verify expects the kernels it names. */
 bool gt_kparams_uses_reduce(const gt_kparams_t *p);
 
+/* The symbol of the split-K reduce kernel an instance with these parameters launches
+ * (gt_kparams_uses_reduce): gt_sm90_splitk_reduce_<type>. Returns what snprintf returns. */
+int gt_kernel_reduce_symbol(const gt_kparams_t *kp, char *buf, int cap);
+
+/* Longest kernel symbol gt_kernel_symbols writes (instance names are far shorter). */
+#define GT_KERNEL_SYMBOL_MAX 192
+#define GT_KERNEL_SYMBOLS_MAX 2
+
+/* The kernel symbols one call of own-kernel instance `instance` launches, for a trace to be
+ * checked against: the instance's kernel (its extern "C" symbol is the instance name) and, when
+ * the name parses and gt_kparams_uses_reduce, the split-K reduce after it. Writes at most max
+ * symbols; returns how many, or -1 when instance is not an own-kernel name at all (no gt_<arch>_
+ * prefix of the generated table). */
+int gt_kernel_symbols(const char *instance, char (*sym)[GT_KERNEL_SYMBOL_MAX], int max);
+
+/* Whether a traced kernel name is one of gemmtune's own kernels: it starts with the gt_<arch>_
+ * prefix of an instance in the generated table (the split-K reduce kernels share it). */
+bool gt_kernel_name_is_own(const char *kernel);
+
 /* Field-by-field equality (struct padding is never compared). */
 bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b);
 

@@ -78,6 +78,17 @@ typedef struct gt_enum_opts {
   int device;         /* CUDA device ordinal */
 } gt_enum_opts_t;
 
+/* The kernels one call of a DB row's candidate launches, as its provider states them, for
+ * `verify` to find in a kernel trace. */
+#define GT_ROW_KERNELS_MAX 4
+typedef struct gt_row_kernels {
+  bool any; /* the row runs some of this provider's kernels (owns_kernel), but which ones the
+               library picks at run time (cuBLAS, cuBLASLt): they are found by running the row's
+               candidate under the tracer; sym is then empty */
+  int n;
+  char sym[GT_ROW_KERNELS_MAX][GT_NAME_MAX]; /* exact kernel symbols that must appear */
+} gt_row_kernels_t;
+
 typedef struct gt_provider {
   int api_version;  /* GT_PROVIDER_API_VERSION */
   const char *name; /* "cpu", "cublas", ... (DB 'provider' column) */
@@ -105,6 +116,18 @@ typedef struct gt_provider {
   /* Launch once. stream is a cudaStream_t for CUDA providers, NULL for host providers. */
   gt_status_t (*run)(void *state, const gt_operands_t *ops, void *stream);
   void (*release)(void *state);
+  /* Kernel identity: what a kernel trace shows of this provider's candidates. These members are
+   * pure C (no library, no device: a trace from a GPU host is judged anywhere) and come last, so
+   * tables initialised positionally (C++) may leave them out. */
+  /* (optional) the kernels one call of a row with this instance (for key; may be NULL) launches.
+   * False when the provider cannot say (verify then cannot check the row's kernels). */
+  bool (*row_kernels)(const char *instance, const gt_problem_t *key, gt_row_kernels_t *out);
+  /* (optional) whether a traced kernel name is one of this provider's GEMM kernels. */
+  bool (*owns_kernel)(const char *kernel);
+  /* (optional) whether traced kernel `ran` is this provider's kernel `expected` although the
+   * names differ, because a library names a kernel by facts of the call that are not part of the
+   * tuned choice (cuBLAS: how the epilogue treats C). */
+  bool (*same_kernel)(const char *expected, const char *ran);
 } gt_provider_t;
 
 /* The registry (registry.c): every provider this build has, in a fixed order. */
@@ -120,6 +143,32 @@ gt_status_t gt_provider_ready(const gt_provider_t *p);
  * provider's own words: "no provider stands for cublasLtMatmul calls on cuda in this build",
  * "cublas (today's path for gemmex calls) is unavailable: no CUDA device". */
 const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, char *why, size_t cap);
+
+/* Whether a DB row's library dependency (row_lib as rows spell it: "cublaslt=130100"; "-" or
+ * empty for none) holds for p as this process loads it (lib_version): a row without one applies
+ * everywhere, a row with one only where p reports exactly that version (cuBLASLt algo ids are not
+ * portable across versions). On false, why (may be NULL) names the difference, the row's value
+ * first, as key differences are named: "cublaslt: 130100 vs 130400" when both name the same
+ * library, otherwise "library: cublaslt=1 vs -". */
+bool gt_provider_lib_applies(const gt_provider_t *p, const char *row_lib, char *why, size_t cap);
+/* p's dependency string as this process loads it (lib_version), "-" when it reports none. */
+const char *gt_provider_lib_loaded(const gt_provider_t *p);
+
+/* ---- kernel identity (pure C, every build) ------------------------------------------------------
+ * Asked of every provider this build has and, where the CUDA providers are not built, of their
+ * stand-ins (registry.c): names and identity members only, never listed, found or run, so a DB
+ * and a trace recorded on a GPU host are judged the same on any host. */
+
+/* The kernels one call of `provider`'s row with this instance (for key, may be NULL) launches
+ * (the provider's row_kernels). False, with out empty, when the provider is unknown or cannot say. */
+bool gt_provider_row_kernels(const char *provider, const char *instance, const gt_problem_t *key,
+                             gt_row_kernels_t *out);
+/* Whether a traced kernel is one of `provider`'s GEMM kernels (owns_kernel); provider NULL: of
+ * any provider's. */
+bool gt_provider_owns_kernel(const char *provider, const char *kernel);
+/* Whether traced kernel `ran` is kernel `expected`: the same name, or different names a provider
+ * calls the same kernel (same_kernel). */
+bool gt_provider_same_kernel(const char *expected, const char *ran);
 
 /* Find which provider owns an instance name and rebuild the candidate. */
 gt_status_t gt_provider_candidate_from_name(const char *provider, const char *name,

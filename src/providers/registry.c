@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gt_provider.h"
+#include "cuda/gt_cuda_kernel_names.h"
 
 #ifdef GT_HAVE_CUDA
 extern const gt_provider_t gt_provider_cublas;        /* providers/cuda/: the baseline path */
@@ -29,6 +30,37 @@ static const gt_provider_t *const k_providers[] = {
     &gt_provider_testonly,
 };
 #define N_PROVIDERS (sizeof k_providers / sizeof k_providers[0])
+
+/* Stand-ins for the CUDA providers in a build without them: their names and kernel-identity
+ * members only (pure C, cuda/gt_cuda_kernel_names.c), so DB rows and traces from a GPU host are
+ * judged the same here. They are not in the table: count, at, find and baseline never see them,
+ * only the kernel-identity queries below. A CUDA provider whose kernels verify must recognise
+ * adds its line here too. */
+static const gt_provider_t *const k_standins[] = {
+#ifndef GT_HAVE_CUDA
+    &(const gt_provider_t){.api_version = GT_PROVIDER_API_VERSION,
+                           .name = "cublas",
+                           .description = "stand-in: kernel identity only",
+                           .backend = GT_BACKEND_CUDA,
+                           .row_kernels = gt_cublas_row_kernels,
+                           .owns_kernel = gt_cublas_owns_kernel,
+                           .same_kernel = gt_cublas_same_kernel},
+    &(const gt_provider_t){.api_version = GT_PROVIDER_API_VERSION,
+                           .name = "cublaslt",
+                           .description = "stand-in: kernel identity only",
+                           .backend = GT_BACKEND_CUDA,
+                           .row_kernels = gt_cublas_row_kernels,
+                           .owns_kernel = gt_cublas_owns_kernel,
+                           .same_kernel = gt_cublas_same_kernel},
+    &(const gt_provider_t){.api_version = GT_PROVIDER_API_VERSION,
+                           .name = "kernels",
+                           .description = "stand-in: kernel identity only",
+                           .backend = GT_BACKEND_CUDA,
+                           .row_kernels = gt_own_row_kernels,
+                           .owns_kernel = gt_own_owns_kernel},
+#endif
+    NULL,
+};
 
 /* init() results, computed once per provider. The message is kept so every later caller sees why
  * a provider is unavailable, not only the first. */
@@ -128,4 +160,76 @@ gt_status_t gt_provider_candidate_from_name(const char *provider, const char *na
     if (s != GT_ERR_NOT_FOUND) return s;
   }
   return gt_err_set(GT_ERR_NOT_FOUND, "no available provider recognises instance '%s'", name);
+}
+
+/* ---- library dependency ------------------------------------------------------------------------ */
+
+const char *gt_provider_lib_loaded(const gt_provider_t *p) {
+  const char *lib = p && p->lib_version ? p->lib_version() : NULL;
+  return lib && *lib ? lib : "-";
+}
+
+bool gt_provider_lib_applies(const gt_provider_t *p, const char *row_lib, char *why, size_t cap) {
+  if (why && cap) why[0] = '\0';
+  if (!row_lib || !*row_lib || strcmp(row_lib, "-") == 0) return true;
+  const char *lib = gt_provider_lib_loaded(p);
+  if (strcmp(row_lib, lib) == 0) return true;
+  if (!why || !cap) return false;
+  /* "cublaslt=130100" vs "cublaslt=130400": name the library once, like a key field. */
+  const char *eq = strchr(row_lib, '='), *eq2 = strchr(lib, '=');
+  if (eq && eq2 && eq - row_lib == eq2 - lib && strncmp(row_lib, lib, (size_t)(eq - row_lib)) == 0)
+    snprintf(why, cap, "%.*s: %s vs %s", (int)(eq - row_lib), row_lib, eq + 1, eq2 + 1);
+  else
+    snprintf(why, cap, "library: %s vs %s", row_lib, lib);
+  return false;
+}
+
+/* ---- kernel identity --------------------------------------------------------------------------- */
+
+/* Every provider whose kernels this build can name: the table, then the stand-ins (a stand-in
+ * for a name the table has is never consulted). NULL past the end. */
+static const gt_provider_t *known_at(size_t i) {
+  if (i < N_PROVIDERS) return k_providers[i];
+  for (size_t j = 0; k_standins[j]; j++) {
+    if (gt_provider_find(k_standins[j]->name)) continue;
+    if (i-- == N_PROVIDERS) return k_standins[j];
+  }
+  return NULL;
+}
+
+static const gt_provider_t *known_find(const char *name) {
+  const gt_provider_t *p;
+  for (size_t i = 0; name && (p = known_at(i)); i++)
+    if (strcmp(p->name, name) == 0) return p;
+  return NULL;
+}
+
+bool gt_provider_row_kernels(const char *provider, const char *instance, const gt_problem_t *key,
+                             gt_row_kernels_t *out) {
+  memset(out, 0, sizeof *out);
+  const gt_provider_t *p = known_find(provider);
+  if (!p || !p->row_kernels || !instance) return false;
+  if (p->row_kernels(instance, key, out)) return true;
+  memset(out, 0, sizeof *out);
+  return false;
+}
+
+bool gt_provider_owns_kernel(const char *provider, const char *kernel) {
+  if (!kernel) return false;
+  if (provider) {
+    const gt_provider_t *p = known_find(provider);
+    return p && p->owns_kernel && p->owns_kernel(kernel);
+  }
+  const gt_provider_t *p;
+  for (size_t i = 0; (p = known_at(i)); i++)
+    if (p->owns_kernel && p->owns_kernel(kernel)) return true;
+  return false;
+}
+
+bool gt_provider_same_kernel(const char *expected, const char *ran) {
+  if (strcmp(expected, ran) == 0) return true;
+  const gt_provider_t *p;
+  for (size_t i = 0; (p = known_at(i)); i++)
+    if (p->same_kernel && p->same_kernel(expected, ran)) return true;
+  return false;
 }

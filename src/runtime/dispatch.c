@@ -107,7 +107,7 @@ static void record(gt_ctx_t *ctx, const gt_rt_entry_t *e, bool hit, const char *
     snprintf(d.provider, sizeof d.provider, "%s", e->provider);
     snprintf(d.instance, sizeof d.instance, "%s", e->instance);
   } else {
-    snprintf(d.provider, sizeof d.provider, "%s", e->fb_prov ? e->fb_prov->name : "cublas");
+    snprintf(d.provider, sizeof d.provider, "%s", gt_rt_default_provider(e));
     snprintf(d.instance, sizeof d.instance, "%s", e->fb_instance);
   }
   snprintf(d.reason, sizeof d.reason, "%s", reason);

@@ -306,11 +306,6 @@ static void explain_miss(gt_rt_t *rt, gt_rt_entry_t *e) {
            near[0].nfields == 1 ? "" : "s", near[0].diff);
 }
 
-static bool lib_matches(const char *want, const char *have) {
-  if (!want || !*want || strcmp(want, "-") == 0) return true;
-  return have && strcmp(want, have) == 0;
-}
-
 static gt_rt_state_t decide_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
   const gt_db_row_t *row = rt->db ? gt_db_lookup(rt->db, &e->key) : NULL;
   if (!row) {
@@ -335,10 +330,10 @@ static gt_rt_state_t decide_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
     return GT_RT_FAILED;
   }
   /* cuBLASLt algorithm ids are not portable across library versions. */
-  const char *have = prov->lib_version ? prov->lib_version() : NULL;
-  if (!lib_matches(row->lib, have)) {
+  if (!gt_provider_lib_applies(prov, row->lib, NULL, 0)) {
+    const char *have = gt_provider_lib_loaded(prov);
     snprintf(e->why, sizeof e->why, "the row was tuned with %s, this process has %s", row->lib,
-             have && *have ? have : "none");
+             strcmp(have, "-") != 0 ? have : "none");
     return GT_RT_FAILED;
   }
   gt_candidate_t cand;
@@ -472,15 +467,19 @@ gt_status_t gt_rt_run_hit(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, voi
   return GT_OK;
 }
 
+/* The default path is what a cublasGemmEx call runs today: the provider the table names the
+ * baseline for GemmEx calls, with its baseline candidate. */
 static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
-  const gt_provider_t *prov = gt_provider_find("cublas");
+  char absent[300];
+  const gt_provider_t *prov =
+      gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, absent, sizeof absent);
   if (!prov) {
     snprintf(e->fb_instance, sizeof e->fb_instance, "-");
-    gt_err_set(GT_ERR_UNSUPPORTED, "this build has no cublas provider");
+    gt_err_set(GT_ERR_UNSUPPORTED, "%s", absent);
     atomic_store(&e->fb_ready, -1);
     return;
   }
-  gt_status_t s = gt_provider_ready(prov);
+  gt_status_t s = GT_OK;
   gt_cand_list_t list = {0};
   gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = rt->device};
   if (s == GT_OK) s = prov->enumerate(&e->key, &o, &list);
@@ -491,7 +490,7 @@ static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
   }
   if (s == GT_OK && !pick) {
     const char *why = list.n ? list.v[0].reason : "no candidates";
-    s = gt_err_set(GT_ERR_UNSUPPORTED, "cublas cannot run this key: %s", why);
+    s = gt_err_set(GT_ERR_UNSUPPORTED, "%s cannot run this key: %s", prov->name, why);
   }
   void *st = NULL;
   size_t ws = 0;
@@ -504,6 +503,12 @@ static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
   }
   gt_cand_list_free(&list);
   atomic_store(&e->fb_ready, s == GT_OK ? 1 : -1);
+}
+
+const char *gt_rt_default_provider(const gt_rt_entry_t *e) {
+  if (e->fb_prov) return e->fb_prov->name;
+  const gt_provider_t *p = gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, NULL, 0);
+  return p ? p->name : "-";
 }
 
 gt_status_t gt_rt_run_default(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, void *stream) {

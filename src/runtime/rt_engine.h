@@ -49,7 +49,7 @@ typedef struct gt_rt_entry {
   char provider[32];
   char instance[GT_NAME_MAX];
   char why[768];                /* hit: the row's numbers; miss: the nearest row; failed: why */
-  /* default path of the dispatch API (the cublas provider's baseline), prepared on demand */
+  /* default path of the dispatch API (the GemmEx baseline provider's candidate), on demand */
   _Atomic int fb_ready;         /* 0 not yet, 1 ready, -1 failed */
   const gt_provider_t *fb_prov;
   void *fb_state;
@@ -120,8 +120,12 @@ gt_status_t gt_rt_workspace(gt_rt_t *rt, void *stream, size_t need, void **ws);
  * FAILED (why says what failed) and the status is returned: the caller runs the default path. */
 gt_status_t gt_rt_run_hit(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, void *stream);
 
-/* Dispatch API only: run the default path (cublas provider baseline) for e. */
+/* Dispatch API only: run the default path for e: the baseline candidate of the provider that
+ * stands for cublasGemmEx calls (gt_provider_baseline), prepared on the key's first call. */
 gt_status_t gt_rt_run_default(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, void *stream);
+/* The name of the provider e's default path runs: the prepared one, else the one standing for
+ * cublasGemmEx calls here; "-" when none is available. */
+const char *gt_rt_default_provider(const gt_rt_entry_t *e);
 
 /* Capture mode: measure the GPU time of the default call made between begin and end. A timer
  * that could not start (capturing stream, events exhausted) is inert and end ignores it. */

@@ -110,16 +110,9 @@ static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol
     return;
   }
   /* Another library version: cuBLASLt algo ids are not portable across versions. */
-  const char *lib = prov->lib_version ? prov->lib_version() : NULL;
-  if (!lib || !*lib) lib = "-";
-  if (strcmp(row->lib, "-") != 0 && strcmp(row->lib, lib) != 0) {
-    const char *eq = strchr(row->lib, '='), *eq2 = strchr(lib, '=');
-    if (eq && eq2 && (size_t)(eq - row->lib) == (size_t)(eq2 - lib) &&
-        strncmp(row->lib, lib, (size_t)(eq - row->lib)) == 0)
-      set_out(o, CK_NA, "not applicable", "%.*s: %s vs %s here", (int)(eq - row->lib), row->lib,
-              eq + 1, eq2 + 1);
-    else
-      set_out(o, CK_NA, "not applicable", "library: %s vs %s here", row->lib, lib);
+  char libwhy[200];
+  if (!gt_provider_lib_applies(prov, row->lib, libwhy, sizeof libwhy)) {
+    set_out(o, CK_NA, "not applicable", "%s here", libwhy);
     return;
   }
   gt_candidate_t cand;

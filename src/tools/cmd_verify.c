@@ -323,14 +323,12 @@ static int calibrate_row(int argc, char **argv) {
   gt_status_t s = gt_problem_parse_key(keytext, &p);
   if (s == GT_OK) s = h->available(0);
   const gt_provider_t *pr = s == GT_OK ? gt_provider_find(prov) : NULL;
-  if (s == GT_OK && pr && gt_provider_ready(pr) == GT_OK && pr->lib_version &&
-      strcmp(rowlib, "-") != 0) {
-    const char *lib = pr->lib_version();
-    if (lib && *lib && strcmp(lib, rowlib) != 0) {
-      fprintf(stderr, "gemmtune verify: the row was tuned with %s but this process loads %s: "
-                      "run verify with the application's cuBLAS (LD_LIBRARY_PATH)\n", rowlib, lib);
-      return EX_UNAVAILABLE_;
-    }
+  if (s == GT_OK && pr && gt_provider_ready(pr) == GT_OK &&
+      !gt_provider_lib_applies(pr, rowlib, NULL, 0)) {
+    fprintf(stderr, "gemmtune verify: the row was tuned with %s but this process loads %s: "
+                    "run verify with the application's cuBLAS (LD_LIBRARY_PATH)\n", rowlib,
+            gt_provider_lib_loaded(pr));
+    return EX_UNAVAILABLE_;
   }
   gt_candidate_t c;
   if (s == GT_OK) s = gt_provider_candidate_from_name(prov, inst, &p, &c);
@@ -413,7 +411,7 @@ static void calibrate_item(const verify_ctx_t *v, gt_engage_item_t *it, calib_ca
       snprintf(c->why, sizeof c->why, "calibration run wrote no trace");
     } else if (gt_trace_read(tpath, &t) != GT_OK) {
       snprintf(c->why, sizeof c->why, "calibration trace: %s", gt_err_msg());
-    } else if (gt_engage_expected_from_trace(&t, &c->set) != GT_OK) {
+    } else if (gt_engage_expected_from_trace(&t, c->provider, &c->set) != GT_OK) {
       snprintf(c->why, sizeof c->why, "%s", gt_err_msg());
     } else {
       c->ok = true;
@@ -630,8 +628,19 @@ static void rm_work(const char *dir) {
   rmdir(dir);
 }
 
-int gt_cmd_verify(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--calibrate-row") == 0) return calibrate_row(argc, argv);
+/* ---- the command, phase by phase ------------------------------------------------------------- */
+
+typedef struct verify_args {
+  const char *db_path, *keep, *lib, *tlib;
+  int runs, warmup;
+  bool e2e;
+  double timeout_s;
+  gt_fmt_t fmt;
+  char **cmd; /* CMD [ARGS...], NULL-terminated */
+} verify_args_t;
+
+/* Parse the options into a. Returns -1 to go on, else the exit status (--help: 0). */
+static int parse_args(int argc, char **argv, verify_args_t *a) {
   static const struct option opts[] = {{"db", required_argument, 0, V_DB},
                                        {"runs", required_argument, 0, V_RUNS},
                                        {"warmup", required_argument, 0, V_WARMUP},
@@ -643,11 +652,7 @@ int gt_cmd_verify(int argc, char **argv) {
                                        {"trace-lib", required_argument, 0, V_TRACELIB},
                                        {"timeout", required_argument, 0, V_TIMEOUT},
                                        {0, 0, 0, 0}};
-  const char *db_path = NULL, *keep = NULL, *lib = NULL, *tlib = NULL;
-  int runs = 5, warmup = 1;
-  bool e2e = true;
-  double timeout_s = 0;
-  gt_fmt_t fmt = GT_FMT_TABLE;
+  *a = (verify_args_t){.runs = 5, .warmup = 1, .e2e = true, .fmt = GT_FMT_TABLE};
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -655,7 +660,7 @@ int gt_cmd_verify(int argc, char **argv) {
     switch (c) {
       case 'h':
       case V_HELP: printf("%s", k_help); return 0;
-      case V_DB: db_path = optarg; break;
+      case V_DB: a->db_path = optarg; break;
       case V_RUNS:
       case V_WARMUP: {
         long x = strtol(optarg, &end, 10);
@@ -663,266 +668,330 @@ int gt_cmd_verify(int argc, char **argv) {
           return gt_cli_usage_error("verify", "%s wants an integer %s, got '%s'",
                                     c == V_RUNS ? "--runs" : "--warmup",
                                     c == V_RUNS ? "1..1000" : "0..1000", optarg);
-        if (c == V_RUNS) runs = (int)x;
-        else warmup = (int)x;
+        if (c == V_RUNS) a->runs = (int)x;
+        else a->warmup = (int)x;
         break;
       }
       case V_TIMEOUT:
-        timeout_s = strtod(optarg, &end);
-        if (!*optarg || *end || !(timeout_s > 0))
+        a->timeout_s = strtod(optarg, &end);
+        if (!*optarg || *end || !(a->timeout_s > 0))
           return gt_cli_usage_error("verify", "--timeout wants seconds > 0, got '%s'", optarg);
         break;
-      case V_NOE2E: e2e = false; break;
+      case V_NOE2E: a->e2e = false; break;
       case V_FORMAT:
-        if (gt_cli_parse_format("verify", optarg, &fmt)) return EX_USAGE_;
+        if (gt_cli_parse_format("verify", optarg, &a->fmt)) return EX_USAGE_;
         break;
-      case V_KEEP: keep = optarg; break;
-      case V_LIB: lib = optarg; break;
-      case V_TRACELIB: tlib = optarg; break;
+      case V_KEEP: a->keep = optarg; break;
+      case V_LIB: a->lib = optarg; break;
+      case V_TRACELIB: a->tlib = optarg; break;
       default: return gt_cli_usage_error("verify", "unknown option");
     }
   }
-  if (!db_path) return gt_cli_usage_error("verify", "--db DB is required (the tuned DB to deploy)");
-  if (optind >= argc) return gt_cli_usage_error("verify", "expected -- CMD [ARGS...] after the options");
-  char **cmd = argv + optind;
+  if (!a->db_path)
+    return gt_cli_usage_error("verify", "--db DB is required (the tuned DB to deploy)");
+  if (optind >= argc)
+    return gt_cli_usage_error("verify", "expected -- CMD [ARGS...] after the options");
+  a->cmd = argv + optind;
+  return -1;
+}
 
-  gt_db_t db;
-  gt_db_init(&db);
-  gt_status_t s = gt_db_read(db_path, &db);
-  if (s != GT_OK) return gt_cli_fail("verify", s);
-  char db_abs[4096];
-  if (!realpath(db_path, db_abs)) snprintf(db_abs, sizeof db_abs, "%s", db_path);
-
-  char libbuf[4096], tlibbuf[4096];
-  if (!lib) lib = gt_runtime_find_lib("libgemmtune_preload.so", "GEMMTUNE_PRELOAD_LIB", libbuf,
-                                      sizeof libbuf);
-  if (!lib || access(lib, R_OK) != 0) {
+/* The shim (required: false when it is missing, said on stderr) and the tracer (optional: NULL
+ * in *tlib with the reason in unavail when it is missing or CUDA injection is taken). */
+static bool find_libs(const char **lib, const char **tlib, char *libbuf, char *tlibbuf,
+                      size_t bufcap, char *unavail, size_t ucap) {
+  if (!*lib) *lib = gt_runtime_find_lib("libgemmtune_preload.so", "GEMMTUNE_PRELOAD_LIB", libbuf,
+                                        bufcap);
+  if (!*lib || access(*lib, R_OK) != 0) {
     fprintf(stderr, "gemmtune verify: cannot find libgemmtune_preload.so (built only with CUDA; "
                     "set GEMMTUNE_PRELOAD_LIB or --lib)\n");
-    gt_db_free(&db);
-    return EX_UNAVAILABLE_;
+    return false;
   }
-  char trace_unavail[600] = "";
-  if (!tlib) tlib = gt_runtime_find_lib("libgemmtune_trace.so", "GEMMTUNE_TRACE_LIB", tlibbuf,
-                                        sizeof tlibbuf);
+  unavail[0] = '\0';
+  if (!*tlib) *tlib = gt_runtime_find_lib("libgemmtune_trace.so", "GEMMTUNE_TRACE_LIB", tlibbuf,
+                                          bufcap);
   const char *inj = getenv("CUDA_INJECTION64_PATH");
-  if (!tlib || access(tlib, R_OK) != 0) {
-    snprintf(trace_unavail, sizeof trace_unavail,
+  if (!*tlib || access(*tlib, R_OK) != 0) {
+    snprintf(unavail, ucap,
              "libgemmtune_trace.so was not found (set GEMMTUNE_TRACE_LIB or --trace-lib)");
-    tlib = NULL;
+    *tlib = NULL;
   } else if (inj && *inj) {
-    snprintf(trace_unavail, sizeof trace_unavail,
+    snprintf(unavail, ucap,
              "CUDA_INJECTION64_PATH is already set (%.400s): another tool injects into CUDA, so "
              "the tracer cannot",
              inj);
-    tlib = NULL;
+    *tlib = NULL;
   }
+  return true;
+}
 
-  char work[4096];
-  if (keep) {
-    if (mkdir(keep, 0755) != 0 && errno != EEXIST) {
-      fprintf(stderr, "gemmtune verify: cannot create %s: %s\n", keep, strerror(errno));
-      gt_db_free(&db);
-      return EX_IOERR_;
-    }
-    if (!realpath(keep, work)) snprintf(work, sizeof work, "%s", keep);
-    /* Files of an earlier run in the same folder must not pass for this run's. */
-    DIR *d = opendir(work);
-    if (d) {
-      struct dirent *e;
-      while ((e = readdir(d)))
-        if (has_prefix_suffix(e->d_name, "stats-", ".csv") ||
-            has_prefix_suffix(e->d_name, "trace-", ".csv") ||
-            has_prefix_suffix(e->d_name, "calib-", ".csv")) {
-          char p[4400];
-          snprintf(p, sizeof p, "%s/%s", work, e->d_name);
-          unlink(p);
-        }
-      closedir(d);
-    }
-  } else {
+/* The work folder: --keep DIR (emptied of an earlier run's counters and traces, which must not
+ * pass for this run's) or a fresh temporary one. Returns 0 or the exit status. */
+static int make_work(const char *keep, char *work, size_t cap) {
+  if (!keep) {
     const char *tmp = getenv("TMPDIR");
-    snprintf(work, sizeof work, "%s/gemmtune-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(work, cap, "%s/gemmtune-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(work)) {
       fprintf(stderr, "gemmtune verify: cannot create a temporary folder: %s\n", strerror(errno));
-      gt_db_free(&db);
       return EX_IOERR_;
     }
+    return 0;
   }
-  verify_ctx_t v = {db_abs, lib, tlib, work, timeout_s};
-  FILE *sf = fmt == GT_FMT_TABLE ? stdout : stderr;
+  if (mkdir(keep, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "gemmtune verify: cannot create %s: %s\n", keep, strerror(errno));
+    return EX_IOERR_;
+  }
+  if (!realpath(keep, work)) snprintf(work, cap, "%s", keep);
+  DIR *d = opendir(work);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)))
+      if (has_prefix_suffix(e->d_name, "stats-", ".csv") ||
+          has_prefix_suffix(e->d_name, "trace-", ".csv") ||
+          has_prefix_suffix(e->d_name, "calib-", ".csv")) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", work, e->d_name);
+        unlink(p);
+      }
+    closedir(d);
+  }
+  return 0;
+}
 
-  /* ---- the traced run ---- */
+/* What the traced run left: the shim's counters and the kernel trace. */
+typedef struct traced {
+  run_result_t run;
+  char log[4400];
+  gt_shim_stats_t stats;
+  bool stats_ok;
+  char stats_why[600];
+  gt_trace_t trace; /* state says whether it can be trusted, and why not */
+} traced_t;
+
+/* Run the command once with the shim and the tracer, and read back what it left. */
+static void traced_run(const verify_ctx_t *v, const verify_args_t *a, const gt_db_t *db,
+                       const char *trace_unavail, FILE *sf, traced_t *t) {
+  memset(t, 0, sizeof *t);
   char cmdline[1024] = "";
-  for (char **a = cmd; *a; a++) {
+  for (char **arg = a->cmd; *arg; arg++) {
     size_t l = strlen(cmdline);
-    snprintf(cmdline + l, sizeof cmdline - l, "%s%s", l ? " " : "", *a);
+    snprintf(cmdline + l, sizeof cmdline - l, "%s%s", l ? " " : "", *arg);
   }
-  fprintf(sf, "verify: DB %s (%zu rows), command: %s\n", db_path, db.n, cmdline);
-  char tpath[4400], tlog[4400];
-  snprintf(tpath, sizeof tpath, "%s/trace-%%p.csv", work);
-  snprintf(tlog, sizeof tlog, "%s/traced.log", work);
+  fprintf(sf, "verify: DB %s (%zu rows), command: %s\n", a->db_path, db->n, cmdline);
+  char tpath[4400];
+  snprintf(tpath, sizeof tpath, "%s/trace-%%p.csv", v->work);
+  snprintf(t->log, sizeof t->log, "%s/traced.log", v->work);
   gt_cli_progress("verify", "traced run", 0, 0, 0);
-  run_result_t tr = run_cmd(&v, cmd, RUN_TRACED, tlib ? tpath : NULL, tlog);
+  t->run = run_cmd(v, a->cmd, RUN_TRACED, v->tracelib ? tpath : NULL, t->log);
   gt_cli_progress_clear();
-  if (tr.code != 0) {
-    if (tr.timed_out)
+  if (t->run.code != 0) {
+    if (t->run.timed_out)
       fprintf(stderr, "gemmtune verify: the command timed out after %.0f s in the traced run; "
-                      "its output:\n", timeout_s);
+                      "its output:\n", a->timeout_s);
     else
       fprintf(stderr, "gemmtune verify: the command exited %d in the traced run; its output:\n",
-              tr.code);
-    print_tail(tlog, 20);
+              t->run.code);
+    print_tail(t->log, 20);
   }
 
-  gt_shim_stats_t stats;
-  char stats_why[600] = "";
-  int nstats = read_stats(work, &stats, stats_why, sizeof stats_why);
-  bool stats_ok = nstats > 0;
+  int nstats = read_stats(v->work, &t->stats, t->stats_why, sizeof t->stats_why);
+  t->stats_ok = nstats > 0;
   if (nstats == 0)
-    snprintf(stats_why, sizeof stats_why,
+    snprintf(t->stats_why, sizeof t->stats_why,
              "the shim wrote no GEMMTUNE_STATS file: the command never called cuBLAS through it, or "
              "the shim does not support GEMMTUNE_STATS");
-  gt_trace_t trace;
-  int ntrace = 0;
-  gt_trace_init(&trace);
-  if (tlib) ntrace = read_traces(work, "trace-", &trace);
-  bool have_trace = ntrace > 0;
-  if (!tlib) {
-    gt_trace_set_state(&trace, GT_TRACE_UNVERIFIED, "%s", trace_unavail);
-    have_trace = true;
-  } else if (!have_trace) {
-    gt_trace_set_state(&trace, GT_TRACE_UNVERIFIED, "%s",
+  gt_trace_init(&t->trace);
+  int ntrace = v->tracelib ? read_traces(v->work, "trace-", &t->trace) : 0;
+  if (!v->tracelib)
+    gt_trace_set_state(&t->trace, GT_TRACE_UNVERIFIED, "%s", trace_unavail);
+  else if (ntrace == 0)
+    gt_trace_set_state(&t->trace, GT_TRACE_UNVERIFIED, "%s",
                        "the tracer wrote no trace: the command never initialised CUDA, or the "
                        "driver could not load libgemmtune_trace.so");
-    have_trace = true;
-  }
-  fprintf(sf, "traced run: exit %d in %.1f s; shim counters: %s; kernel trace: %s",
-          tr.code, tr.wall_s, stats_ok ? "read" : "missing", gt_trace_state_name(trace.state));
-  if (trace.state == GT_TRACE_OK)
-    fprintf(sf, ", %" PRIu64 " kernel launches from %d process%s", trace.records, trace.files,
-            trace.files == 1 ? "" : "es");
+}
+
+static void print_traced(FILE *sf, const traced_t *t) {
+  const gt_trace_t *trace = &t->trace;
+  fprintf(sf, "traced run: exit %d in %.1f s; shim counters: %s; kernel trace: %s", t->run.code,
+          t->run.wall_s, t->stats_ok ? "read" : "missing", gt_trace_state_name(trace->state));
+  if (trace->state == GT_TRACE_OK)
+    fprintf(sf, ", %" PRIu64 " kernel launches from %d process%s", trace->records, trace->files,
+            trace->files == 1 ? "" : "es");
   else
-    fprintf(sf, " (%s)", trace.reason);
+    fprintf(sf, " (%s)", trace->reason);
   fprintf(sf, "\n");
-  if (stats_ok)
-    for (size_t i = 0; i < stats.nu; i++)
+  if (t->stats_ok)
+    for (size_t i = 0; i < t->stats.nu; i++)
       fprintf(sf, "passed through without a key (the shim did not handle these calls): %" PRIu64
                   " calls of %s\n",
-              stats.u[i].calls, stats.u[i].entry);
-  if (trace.dropped)
+              t->stats.u[i].calls, t->stats.u[i].entry);
+  if (trace->dropped)
     fprintf(stderr, "gemmtune verify: warning: CUPTI dropped %" PRIu64 " kernel records; counts "
-                    "are lower bounds\n", trace.dropped);
+                    "are lower bounds\n", trace->dropped);
+}
 
-  gt_engage_report_t rep;
-  s = gt_engage_build(&db, stats_ok ? &stats : NULL, &rep);
-  if (s != GT_OK) {
-    gt_db_free(&db);
-    return gt_cli_fail("verify", s);
-  }
-  /* Expected kernels for every issued key with a row that the shim served. */
-  calib_cache_t *cache = calloc(db.n + 1, sizeof *cache);
+/* Expected kernels for every issued key with a row that the shim served (calibrating the rows
+ * whose provider picks its kernels at run time), and the shim's note for keys that missed. */
+static void find_expected(const verify_ctx_t *v, const gt_db_t *db, const traced_t *t,
+                          gt_engage_report_t *rep) {
+  calib_cache_t *cache = calloc(db->n + 1, sizeof *cache);
   size_t ncache = 0;
-  for (size_t i = 0; i < rep.n; i++) {
-    gt_engage_item_t *it = &rep.items[i];
+  for (size_t i = 0; i < rep->n; i++) {
+    gt_engage_item_t *it = &rep->items[i];
     if (!it->issued || !it->row) continue;
-    if (it->hits < it->calls) shim_note_for(tlog, &it->key, it->shim_note, sizeof it->shim_note);
+    if (it->hits < it->calls) shim_note_for(t->log, &it->key, it->shim_note, sizeof it->shim_note);
     if (it->hits == 0) continue;
-    if (trace.state != GT_TRACE_OK) {
+    if (t->trace.state != GT_TRACE_OK) {
       snprintf(it->expected_why, sizeof it->expected_why, "not calibrated without a trace");
       continue;
     }
+    if (!cache) {
+      snprintf(it->expected_why, sizeof it->expected_why, "out of memory");
+      continue;
+    }
     gt_cli_progress("verify", "calibrate", ncache + 1, 0, 0);
-    calibrate_item(&v, it, cache, &ncache, db.n + 1);
+    calibrate_item(v, it, cache, &ncache, db->n + 1);
   }
   gt_cli_progress_clear();
   for (size_t i = 0; i < ncache; i++) gt_kset_free(&cache[i].set);
   free(cache);
-  gt_engage_judge(&db, &trace, stats_ok, stats_why, &rep);
+}
 
-  if (fmt == GT_FMT_TABLE) {
-    printf("\n");
-    print_items_table(&rep, &trace);
-  } else {
-    print_items_fmt(&rep, fmt);
+/* GPU time shares and the Amdahl bound on what the DB can gain. */
+static void print_gpu_time(FILE *sf, const gt_engage_report_t *rep, const gt_trace_t *trace) {
+  if (!rep->trace_ok || rep->total_ns <= 0) return;
+  fprintf(sf, "GPU kernel time (traced run, DB in place): %.3f ms; GEMM kernels %.1f%%",
+          rep->total_ns / 1e6, 100 * rep->gemm_share);
+  if (rep->tuned_ns > 0)
+    fprintf(sf, "; tuned keys %.1f%% (their rows' speedup %.3fx, weighted by GPU time)",
+            100 * rep->tuned_ns / rep->total_ns, rep->tuned_speedup);
+  fprintf(sf, "\n");
+  if (rep->tuned_ns > 0)
+    fprintf(sf, "Amdahl bound: the DB can make the GPU work at most %.3fx faster if each tuned "
+                "key gains here what `tune` measured: 1 / (1 - %.3f x (1 - 1/%.3f)), where "
+                "%.1f%% is the tuned keys' share of GPU time had they run the baseline\n",
+            rep->amdahl_gain, rep->tuned_share_base, rep->tuned_speedup,
+            100 * rep->tuned_share_base);
+  else
+    fprintf(sf, "Amdahl bound: no engaged key, so the DB gains nothing (1.000x)\n");
+  if (rep->gemm_ceiling > 0)
+    fprintf(sf, "Ceiling: even GEMMs that took no time would give at most %.2fx\n",
+            rep->gemm_ceiling);
+  print_other_gemms(sf, rep, trace);
+}
+
+/* End to end with and without the DB, against the Amdahl bound. */
+static void print_e2e(FILE *sf, const e2e_out_t *eo, const gt_engage_report_t *rep) {
+  if (!eo->ok) {
+    fprintf(sf, "End to end: not measured: %s\n", eo->why);
+    return;
   }
-
-  /* ---- GPU time and the Amdahl bound ---- */
-  if (rep.trace_ok && rep.total_ns > 0) {
-    fprintf(sf, "GPU kernel time (traced run, DB in place): %.3f ms; GEMM kernels %.1f%%",
-            rep.total_ns / 1e6, 100 * rep.gemm_share);
-    if (rep.tuned_ns > 0)
-      fprintf(sf, "; tuned keys %.1f%% (their rows' speedup %.3fx, weighted by GPU time)",
-              100 * rep.tuned_ns / rep.total_ns, rep.tuned_speedup);
-    fprintf(sf, "\n");
-    if (rep.tuned_ns > 0)
-      fprintf(sf, "Amdahl bound: the DB can make the GPU work at most %.3fx faster if each tuned "
-                  "key gains here what `tune` measured: 1 / (1 - %.3f x (1 - 1/%.3f)), where "
-                  "%.1f%% is the tuned keys' share of GPU time had they run the baseline\n",
-              rep.amdahl_gain, rep.tuned_share_base, rep.tuned_speedup,
-              100 * rep.tuned_share_base);
-    else
-      fprintf(sf, "Amdahl bound: no engaged key, so the DB gains nothing (1.000x)\n");
-    if (rep.gemm_ceiling > 0)
-      fprintf(sf, "Ceiling: even GEMMs that took no time would give at most %.2fx\n",
-              rep.gemm_ceiling);
-    print_other_gemms(sf, &rep, &trace);
+  const gt_e2e_t *e = &eo->e;
+  const char *what = eo->by_metric ? eo->metric.name : "wall time";
+  const char *unit = eo->by_metric ? eo->metric.unit : "s";
+  fprintf(sf, "End to end (%zu runs each, interleaved, %s in %s%s):\n", e->n_with, what, unit,
+          eo->by_metric ? " from 'gemmtune-metric:' lines" : "");
+  fprintf(sf, "  with the DB:     %.6g  (quartiles %.6g .. %.6g)\n", e->med_with, e->q25_with,
+          e->q75_with);
+  fprintf(sf, "  without the DB:  %.6g  (quartiles %.6g .. %.6g)\n", e->med_without,
+          e->q25_without, e->q75_without);
+  fprintf(sf, "  speedup:         %.3fx  (%.3fx .. %.3fx from the quartiles)%s\n", e->speedup,
+          e->speedup_lo, e->speedup_hi,
+          e->significant ? (e->speedup > 1 ? ": faster" : ": slower") : ": within the noise");
+  if (rep->amdahl_gain > 0 && rep->tuned_ns > 0) {
+    fprintf(sf, "  (the Amdahl bound above is %.3fx)\n", rep->amdahl_gain);
+    // A bound is only as good as its inputs: say so when the measurement beats it.
+    const double lo = e->speedup_lo;
+    if (e->significant && lo > rep->amdahl_gain)
+      fprintf(sf, "  above the bound even at the low quartile (%.3fx > %.3fx): the tuned keys "
+                  "gained more in this workload than `tune` measured them to (the bound "
+                  "takes tune's cold, one-GEMM-at-a-time speedups and counts kernel time "
+                  "only, not the time between kernels)\n",
+              lo, rep->amdahl_gain);
   }
+}
 
-  /* ---- end to end ---- */
-  e2e_out_t eo;
-  memset(&eo, 0, sizeof eo);
-  if (e2e) {
-    run_e2e(&v, cmd, runs, warmup, &eo);
-    if (!eo.ok) {
-      fprintf(sf, "End to end: not measured: %s\n", eo.why);
-    } else {
-      const char *what = eo.by_metric ? eo.metric.name : "wall time";
-      const char *unit = eo.by_metric ? eo.metric.unit : "s";
-      fprintf(sf, "End to end (%zu runs each, interleaved, %s in %s%s):\n", eo.e.n_with, what,
-              unit, eo.by_metric ? " from 'gemmtune-metric:' lines" : "");
-      fprintf(sf, "  with the DB:     %.6g  (quartiles %.6g .. %.6g)\n", eo.e.med_with,
-              eo.e.q25_with, eo.e.q75_with);
-      fprintf(sf, "  without the DB:  %.6g  (quartiles %.6g .. %.6g)\n", eo.e.med_without,
-              eo.e.q25_without, eo.e.q75_without);
-      fprintf(sf, "  speedup:         %.3fx  (%.3fx .. %.3fx from the quartiles)%s\n",
-              eo.e.speedup, eo.e.speedup_lo, eo.e.speedup_hi,
-              eo.e.significant ? (eo.e.speedup > 1 ? ": faster" : ": slower")
-                               : ": within the noise");
-      if (rep.amdahl_gain > 0 && rep.tuned_ns > 0) {
-        fprintf(sf, "  (the Amdahl bound above is %.3fx)\n", rep.amdahl_gain);
-        // A bound is only as good as its inputs: say so when the measurement beats it.
-        const double lo = eo.e.speedup_lo;
-        if (eo.e.significant && lo > rep.amdahl_gain)
-          fprintf(sf, "  above the bound even at the low quartile (%.3fx > %.3fx): the tuned keys "
-                      "gained more in this workload than `tune` measured them to (the bound "
-                      "takes tune's cold, one-GEMM-at-a-time speedups and counts kernel time "
-                      "only, not the time between kernels)\n",
-                  lo, rep.amdahl_gain);
-      }
-    }
-  }
-
-  /* ---- outcome ---- */
-  int code = rep.pass ? 0 : 1;
-  fprintf(sf, "\n%s\n", rep.summary);
-  if (tr.code != 0) {
-    if (tr.timed_out)
+/* The verdict line and the exit status: the engagement verdict, failed by a failing command. */
+static int print_outcome(FILE *sf, const gt_engage_report_t *rep, const traced_t *t,
+                         const e2e_out_t *eo, double timeout_s) {
+  int code = rep->pass ? 0 : 1;
+  fprintf(sf, "\n%s\n", rep->summary);
+  if (t->run.code != 0) {
+    if (t->run.timed_out)
       fprintf(sf, "FAIL: the command timed out after %.0f s in the traced run\n", timeout_s);
     else
-      fprintf(sf, "FAIL: the command itself exited %d in the traced run\n", tr.code);
+      fprintf(sf, "FAIL: the command itself exited %d in the traced run\n", t->run.code);
     code = 1;
   }
-  if (eo.failed_runs) {
-    fprintf(sf, "FAIL: %d end-to-end run%s of the command failed\n", eo.failed_runs,
-            eo.failed_runs == 1 ? "" : "s");
+  if (eo->failed_runs) {
+    fprintf(sf, "FAIL: %d end-to-end run%s of the command failed\n", eo->failed_runs,
+            eo->failed_runs == 1 ? "" : "s");
     code = 1;
   }
-  if (keep) fprintf(sf, "logs, counters and traces: %s\n", work);
-  else rm_work(work);
-  gt_engage_report_free(&rep);
-  gt_trace_free(&trace);
-  gt_shim_stats_free(&stats);
-  gt_db_free(&db);
   return code;
+}
+
+/* Traced run, verdicts, GPU time, end to end, outcome: everything after the set-up. */
+static int verify_in(const verify_ctx_t *v, const verify_args_t *a, const gt_db_t *db,
+                     const char *trace_unavail) {
+  FILE *sf = a->fmt == GT_FMT_TABLE ? stdout : stderr;
+  traced_t t;
+  traced_run(v, a, db, trace_unavail, sf, &t);
+  print_traced(sf, &t);
+  gt_engage_report_t rep;
+  gt_status_t s = gt_engage_build(db, t.stats_ok ? &t.stats : NULL, &rep);
+  if (s != GT_OK) {
+    gt_trace_free(&t.trace);
+    gt_shim_stats_free(&t.stats);
+    return gt_cli_fail("verify", s);
+  }
+  find_expected(v, db, &t, &rep);
+  gt_engage_judge(db, &t.trace, t.stats_ok, t.stats_why, &rep);
+  if (a->fmt == GT_FMT_TABLE) {
+    printf("\n");
+    print_items_table(&rep, &t.trace);
+  } else {
+    print_items_fmt(&rep, a->fmt);
+  }
+  print_gpu_time(sf, &rep, &t.trace);
+  e2e_out_t eo;
+  memset(&eo, 0, sizeof eo);
+  if (a->e2e) {
+    run_e2e(v, a->cmd, a->runs, a->warmup, &eo);
+    print_e2e(sf, &eo, &rep);
+  }
+  int code = print_outcome(sf, &rep, &t, &eo, a->timeout_s);
+  if (a->keep) fprintf(sf, "logs, counters and traces: %s\n", v->work);
+  gt_engage_report_free(&rep);
+  gt_trace_free(&t.trace);
+  gt_shim_stats_free(&t.stats);
+  return code;
+}
+
+int gt_cmd_verify(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--calibrate-row") == 0) return calibrate_row(argc, argv);
+  verify_args_t a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0) return rc;
+
+  gt_db_t db;
+  gt_db_init(&db);
+  gt_status_t s = gt_db_read(a.db_path, &db);
+  if (s != GT_OK) return gt_cli_fail("verify", s);
+  char db_abs[4096];
+  if (!realpath(a.db_path, db_abs)) snprintf(db_abs, sizeof db_abs, "%s", a.db_path);
+  char libbuf[4096], tlibbuf[4096], trace_unavail[600], work[4096];
+  if (!find_libs(&a.lib, &a.tlib, libbuf, tlibbuf, sizeof libbuf, trace_unavail,
+                 sizeof trace_unavail)) {
+    gt_db_free(&db);
+    return EX_UNAVAILABLE_;
+  }
+  if ((rc = make_work(a.keep, work, sizeof work)) != 0) {
+    gt_db_free(&db);
+    return rc;
+  }
+  verify_ctx_t v = {db_abs, a.lib, a.tlib, work, a.timeout_s};
+  rc = verify_in(&v, &a, &db, trace_unavail);
+  if (!a.keep) rm_work(work);
+  gt_db_free(&db);
+  return rc;
 }

@@ -13,31 +13,11 @@
 #include <strings.h>
 
 #include "core/gt_stats.h"
-#include "kernels/gt_kernel_name.h"
+#include "providers/gt_provider.h"
 
 /* ---- kernel names ---------------------------------------------------------------------------- */
 
-bool gt_engage_is_gemm_name(const char *name) {
-  /* Prefixes, not substrings, where a library's other kernels share the word: CUTLASS-based
-   * attention kernels ("fmha_cutlassF_...") are not GEMMs gemmtune can tune. */
-  static const char *const prefixes[] = {"nvjet", "sm90_xmma", "cutlass", "gt_sm90_"};
-  static const char *const parts[] = {"gemm", "gemv", "splitkreduce"};
-  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return true;
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    if (strcasestr(name, parts[i])) return true;
-  return false;
-}
-
-bool gt_engage_is_harness_name(const char *name) {
-  /* src/harness/cuda/cuda_kernels.cu: C++ kernels, so CUPTI reports them mangled
-   * (_Z18fill_random_kernel...); the identifier is a substring either way. */
-  static const char *const k[] = {"fill_random_kernel", "fill_pattern_kernel", "reference_kernel",
-                                  "ref_stats_kernel", "compare_kernel"};
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-    if (strstr(name, k[i])) return true;
-  return false;
-}
+bool gt_engage_is_gemm_name(const char *name) { return gt_provider_owns_kernel(NULL, name); }
 
 gt_status_t gt_kset_add(gt_kset_t *s, const char *name) {
   if (gt_kset_has(s, name)) return GT_OK;
@@ -73,26 +53,8 @@ void gt_kset_str(const gt_kset_t *s, char *buf, size_t cap) {
     o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", s->names[i]);
 }
 
-
-/* cuBLAS names its kernels by configuration and by how the epilogue treats C, e.g.
- * nvjet_sm90_tst_64x8_64x16_2x4_h_bz_NNT (beta zero) vs ..._h_badd_NNT (C added in place) vs
- * ..._h_bx_NNT. The C treatment follows the call's pointers and beta, not the tuned config, so a
- * row calibrated with one treatment must recognise its kernel under another: the token after
- * the h/v token is compared as "starts with b". Other names match exactly. */
-static bool beta_token(const char *t, size_t n) { return n >= 2 && t[0] == 'b'; }
-
 bool gt_engage_kernel_match(const char *expected, const char *ran) {
-  if (strcmp(expected, ran) == 0) return true;
-  if (strncmp(expected, "nvjet_", 6) != 0 || strncmp(ran, "nvjet_", 6) != 0) return false;
-  const char *a = expected, *b = ran;
-  for (;;) {
-    const char *ea = strchr(a, '_'), *eb = strchr(b, '_');
-    size_t na = ea ? (size_t)(ea - a) : strlen(a), nb = eb ? (size_t)(eb - b) : strlen(b);
-    bool same = na == nb && strncmp(a, b, na) == 0;
-    if (!same && !(beta_token(a, na) && beta_token(b, nb))) return false;
-    if (!ea || !eb) return !ea && !eb;
-    a = ea + 1, b = eb + 1;
-  }
+  return gt_provider_same_kernel(expected, ran);
 }
 
 /* Launches and time of every traced kernel that matches `expected`. */
@@ -115,30 +77,31 @@ const gt_trace_kernel_t *gt_engage_trace_match(const gt_trace_t *t, const char *
 
 bool gt_engage_expected_from_row(const gt_db_row_t *row, gt_kset_t *out) {
   memset(out, 0, sizeof *out);
-  if (strcmp(row->provider, "kernels") != 0) return false;
-  gt_kset_add(out, row->instance);
-  gt_kparams_t kp;
-  if (gt_kernel_name_parse(row->instance, &kp) == GT_OK && gt_kparams_uses_reduce(&kp)) {
-    char reduce[64];
-    snprintf(reduce, sizeof reduce, "gt_sm90_splitk_reduce_%s", gt_dtype_name(kp.dtype));
-    gt_kset_add(out, reduce);
-  }
+  gt_row_kernels_t rk;
+  if (!gt_provider_row_kernels(row->provider, row->instance, &row->key, &rk) || rk.any ||
+      rk.n == 0)
+    return false;
+  for (int i = 0; i < rk.n; i++) gt_kset_add(out, rk.sym[i]);
   return true;
 }
 
-gt_status_t gt_engage_expected_from_trace(const gt_trace_t *t, gt_kset_t *out) {
+gt_status_t gt_engage_expected_from_trace(const gt_trace_t *t, const char *provider,
+                                          gt_kset_t *out) {
   memset(out, 0, sizeof *out);
   if (t->state != GT_TRACE_OK)
     return gt_err_set(GT_ERR_UNSUPPORTED, "calibration trace %s: %s",
                       gt_trace_state_name(t->state), t->reason);
   uint64_t most = 0;
   for (size_t i = 0; i < t->n; i++)
-    if (!gt_engage_is_harness_name(t->k[i].name) && t->k[i].calls > most) most = t->k[i].calls;
+    if (gt_provider_owns_kernel(provider, t->k[i].name) && t->k[i].calls > most)
+      most = t->k[i].calls;
   if (most == 0)
-    return gt_err_set(GT_ERR_NOT_FOUND, "the calibration run launched no kernel of the candidate");
+    return gt_err_set(GT_ERR_NOT_FOUND,
+                      "the calibration run launched no kernel that provider %s calls its own",
+                      provider ? provider : "(none)");
   for (size_t i = 0; i < t->n; i++) {
     const gt_trace_kernel_t *k = &t->k[i];
-    if (gt_engage_is_harness_name(k->name) || 2 * k->calls < most) continue;
+    if (!gt_provider_owns_kernel(provider, k->name) || 2 * k->calls < most) continue;
     gt_status_t s = gt_kset_add(out, k->name);
     if (s != GT_OK) {
       gt_kset_free(out);

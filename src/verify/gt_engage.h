@@ -9,10 +9,12 @@
  * ">= hits" is the test. When several keys expect the same kernel, it must have run at least as
  * often as their hits together.
  *
- * Expected kernels: for own kernels (provider "kernels") the instance name is the kernel symbol,
- * plus the split-K reduce for split-K instances. For cuBLASLt/cuBLAS rows the kernel cannot be
- * derived from the configuration, so the caller calibrates: it runs the row's candidate alone
- * under the tracer and gt_engage_expected_from_trace picks its kernels out of that trace.
+ * Expected kernels: the row's provider says which kernels a call launches (gt_provider_row_kernels:
+ * for own kernels the instance name is the kernel symbol, plus the split-K reduce where one runs).
+ * Where the library picks its kernels at run time (cuBLAS, cuBLASLt) the caller calibrates: it
+ * runs the row's candidate alone under the tracer and gt_engage_expected_from_trace picks that
+ * provider's kernels out of the trace. Verify names no provider and no kernel: which kernels are
+ * GEMMs, and which differently named kernels are the same one, the provider table answers.
  *
  * Pure C; CPU tests cover every verdict. */
 #ifndef GT_ENGAGE_H
@@ -34,22 +36,18 @@ extern "C" {
 
 /* ---- kernel names ---------------------------------------------------------------------------- */
 
-/* Whether a traced kernel `ran` is the kernel `expected`: equal names, or cuBLAS nvjet names
- * that differ only in the token saying how the epilogue treats C (bz / bx / badd ...), which
- * follows the call's pointers and beta rather than the tuned configuration. */
+/* Whether a traced kernel `ran` is the kernel `expected`: equal names, or names the owning
+ * provider calls the same kernel (gt_provider_same_kernel: cuBLAS names that differ only in how
+ * the epilogue treats C, which follows the call's pointers and beta, not the tuned choice). */
 bool gt_engage_kernel_match(const char *expected, const char *ran);
 /* The traced launches of `expected`: every traced kernel that matches it, summed into *sum (whose
  * name is borrowed from expected). NULL when none ran. */
 const gt_trace_kernel_t *gt_engage_trace_match(const gt_trace_t *t, const char *expected,
                                                gt_trace_kernel_t *sum);
 
-/* True when a kernel name alone says it is a GEMM: names starting nvjet, sm90_xmma, cutlass or
- * gt_sm90_ (gemmtune's own), or containing gemm, gemv or splitKreduce (case-insensitive). */
+/* True when a kernel name alone says it is a GEMM: one of a provider's GEMM kernels
+ * (gt_provider_owns_kernel with no provider named). */
 bool gt_engage_is_gemm_name(const char *name);
-
-/* True for the measurement harness's own kernels (input fill, poison, fp64 reference, stats,
- * compare), which a calibration trace contains besides the candidate's. */
-bool gt_engage_is_harness_name(const char *name);
 
 #define GT_KSET_MAX 8
 
@@ -68,16 +66,19 @@ void gt_kset_free(gt_kset_t *s);
 /* "a, b" into buf. */
 void gt_kset_str(const gt_kset_t *s, char *buf, size_t cap);
 
-/* Expected kernels of a row whose kernel names follow from the row itself: provider "kernels"
- * (the instance, plus gt_sm90_splitk_reduce_<type> when gt_kparams_uses_reduce). Returns false,
- * leaving out empty, for providers that need calibration. */
+/* Expected kernels of a row whose kernel names follow from the row itself: the exact symbols its
+ * provider lists (gt_provider_row_kernels). Returns false, leaving out empty, when the provider
+ * picks its kernels at run time (calibrate: gt_engage_expected_from_trace) or cannot say. */
 bool gt_engage_expected_from_row(const gt_db_row_t *row, gt_kset_t *out);
 
-/* Expected kernels from a calibration trace (a process that ran one candidate, on the harness):
- * its non-harness kernels launched at least half as often as the most-launched of them, so
- * one-time set-up kernels are left out. GT_ERR_NOT_FOUND when the trace holds no such kernel;
- * GT_ERR_UNSUPPORTED when the trace is not ok (reason in the message). */
-gt_status_t gt_engage_expected_from_trace(const gt_trace_t *t, gt_kset_t *out);
+/* Expected kernels of a row of `provider` from a calibration trace (a process that ran its one
+ * candidate on the harness): the kernels in it that the provider owns (gt_provider_owns_kernel,
+ * so the harness's fill and poison kernels are left out) launched at least half as often as the
+ * most-launched of them, so one-time set-up kernels are left out too. GT_ERR_NOT_FOUND when the
+ * trace holds no such kernel; GT_ERR_UNSUPPORTED when the trace is not ok (reason in the
+ * message). */
+gt_status_t gt_engage_expected_from_trace(const gt_trace_t *t, const char *provider,
+                                          gt_kset_t *out);
 
 /* ---- verdicts ---------------------------------------------------------------------------------- */
 
@@ -127,7 +128,7 @@ typedef struct gt_engage_report {
   char trace_why[GT_TRACE_REASON_MAX + 64];
   /* GPU time (from the trace, a run with the DB in place) */
   double total_ns;         /* every kernel */
-  double gemm_ns;          /* kernels expected by a row or named like a GEMM */
+  double gemm_ns;          /* kernels expected by a row or a provider's GEMM kernels */
   double gemm_share;       /* gemm_ns / total_ns */
   double tuned_ns;         /* expected kernels of engaged (or partly engaged) keys */
   double tuned_speedup;    /* their rows' speedups weighted by each key's GPU time */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "providers/gt_provider.h"
+#include "gt_cuda_kernel_names.h"
 #include "platform/gt_cudalib.h"
 
 #define GT_CUBLAS_CAND_NAME "cublas_gemmex_default"
@@ -258,4 +259,7 @@ const gt_provider_t gt_provider_cublas = {
     .prepare = cublas_prepare,
     .run = cublas_run,
     .release = cublas_release,
+    .row_kernels = gt_cublas_row_kernels,
+    .owns_kernel = gt_cublas_owns_kernel,
+    .same_kernel = gt_cublas_same_kernel,
 };

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "providers/gt_provider.h"
+#include "gt_cuda_kernel_names.h"
 #include "gt_cublaslt_name.h"
 #include "platform/gt_cudalib.h"
 
@@ -735,4 +736,7 @@ const gt_provider_t gt_provider_cublaslt = {
     .prepare = lt_prepare,
     .run = lt_run,
     .release = lt_release,
+    .row_kernels = gt_cublas_row_kernels,
+    .owns_kernel = gt_cublas_owns_kernel,
+    .same_kernel = gt_cublas_same_kernel,
 };

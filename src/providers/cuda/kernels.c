@@ -23,6 +23,7 @@
 #include "kernels/gt_kernel_fns.h"
 #include "kernels/gt_kernel_name.h"
 #include "providers/gt_provider.h"
+#include "gt_cuda_kernel_names.h"
 #include "platform/gt_cudalib.h"
 
 extern const gt_provider_t gt_provider_kernels;
@@ -683,4 +684,6 @@ const gt_provider_t gt_provider_kernels = {
     .prepare = kernels_prepare,
     .run = kernels_run,
     .release = kernels_release,
+    .row_kernels = gt_own_row_kernels,
+    .owns_kernel = gt_own_owns_kernel,
 };
