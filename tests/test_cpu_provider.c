@@ -2,7 +2,8 @@
  * padded leading dimensions, strided batches and beta != 0, on random and integer inputs, each
  * active candidate passes the gate against the fp64 reference and writes nothing outside D.
  * (Speed differences between instances are measured by the tuner, not asserted here.) Unsupported
- * problems list every instance as excluded with the reason. */
+ * problems list every instance as excluded with the reason. Epilogues are tested in
+ * test_epilogue.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -182,8 +183,8 @@ static const excl_case_t k_excl[] = {
     {"excludes_int8", GT_DT_I8, GT_DT_I32, GT_COMPUTE_I32, GT_EPI_NONE, "not implemented by cpu instances"},
     {"excludes_fp8", GT_DT_F8E4M3FN, GT_DT_BF16, GT_COMPUTE_F32, GT_EPI_NONE, "types a=f8e4m3fn"},
     {"excludes_tf32_compute", GT_DT_F32, GT_DT_F32, GT_COMPUTE_TF32, GT_EPI_NONE, "compute tf32"},
-    {"excludes_bias_epilogue", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32, GT_EPI_BIAS, "epilogue bias not implemented by cpu instances"},
-    {"excludes_gelu_epilogue", GT_DT_F16, GT_DT_F16, GT_COMPUTE_F32, GT_EPI_GELU, "epilogue gelu"},
+    {"excludes_mixed_types", GT_DT_BF16, GT_DT_F32, GT_COMPUTE_F32, GT_EPI_NONE, "types a=bf16 b=bf16 c=f32 d=f32"},
+    {"excludes_f16_compute_with_epilogue", GT_DT_F16, GT_DT_F16, GT_COMPUTE_F16, GT_EPI_BIAS_GELU, "compute f16"},
 };
 
 static void test_excluded_with_reason(void **state) {

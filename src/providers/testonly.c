@@ -7,12 +7,20 @@
  *   testonly_stale  correct on its first run, afterwards copies that first output again: passes a
  *                   check that reuses the inputs it was warmed on, fails one on fresh inputs.
  *   testonly_fault  run() fails with GT_ERR_DEVICE "planted fault".
+ * For problems whose epilogue has a bias (bias, bias_relu, bias_gelu), and only for those, two
+ * that get everything right but the bias, so only a gate that feeds a bias and checks it catches
+ * them:
+ *   testonly_nobias   computes act(alpha*op(A)op(B) + beta*C) correctly and drops the bias.
+ *   testonly_twobias  adds the bias twice: act(alpha*op(A)op(B) + beta*C + 2*bias).
  * With GEMMTUNE_TEST_PROVIDERS=all, two more that only an isolated worker survives
  * (`gemmtune tune --isolate`): they prove the supervisor records them and carries on.
  *   testonly_crash  run() raises SIGSEGV, like a kernel launch that corrupts the process.
  *   testonly_hang   run() never returns, like a kernel that never finishes.
  *
- * Types as the cpu provider: f32, bf16 or f16 for all of A, B, C, D; f32 compute and scale. */
+ * Types as the cpu provider: f32, bf16 or f16 for all of A, B, C, D; f32 compute and scale. The
+ * first five need no epilogue; the bias pair applies the problem's activation as the cpu
+ * provider does (fp32, GELU the tanh approximation). */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +29,25 @@
 
 #include "core/gt_dtype.h"
 #include "gt_provider.h"
+#include "gt_reference.h"
 
 extern const gt_provider_t gt_provider_testonly;
 
-typedef enum to_kind { TO_WRONG = 1, TO_STALE, TO_FAULT, TO_CRASH, TO_HANG } to_kind_t;
+typedef enum to_kind {
+  TO_WRONG = 1,
+  TO_STALE,
+  TO_FAULT,
+  TO_CRASH,
+  TO_HANG,
+  TO_NOBIAS,
+  TO_TWOBIAS,
+  TO__LAST = TO_TWOBIAS
+} to_kind_t;
 
 static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] = "testonly_stale",
                                       [TO_FAULT] = "testonly_fault", [TO_CRASH] = "testonly_crash",
-                                      [TO_HANG] = "testonly_hang"};
+                                      [TO_HANG] = "testonly_hang", [TO_NOBIAS] = "testonly_nobias",
+                                      [TO_TWOBIAS] = "testonly_twobias"};
 
 static gt_status_t to_init(void) {
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
@@ -38,13 +57,26 @@ static gt_status_t to_init(void) {
   return GT_OK;
 }
 
-/* The last kind offered: crash and hang only when asked for by GEMMTUNE_TEST_PROVIDERS=all. */
-static int to_last_kind(void) {
+/* Whether kind k exists in this process: crash and hang only when asked for by
+ * GEMMTUNE_TEST_PROVIDERS=all. */
+static bool to_enabled(to_kind_t k) {
+  if (k != TO_CRASH && k != TO_HANG) return true;
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
-  return e && strcmp(e, "all") == 0 ? TO_HANG : TO_FAULT;
+  return e && strcmp(e, "all") == 0;
 }
 
-static bool to_supports(const gt_problem_t *p, char *why, size_t cap) {
+static bool is_bias_kind(to_kind_t k) { return k == TO_NOBIAS || k == TO_TWOBIAS; }
+
+static bool epi_has_bias(gt_epilogue_t e) {
+  return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
+}
+
+/* Whether k is listed for p: the bias pair only where there is a bias to get wrong. */
+static bool to_listed(to_kind_t k, const gt_problem_t *p) {
+  return to_enabled(k) && (!is_bias_kind(k) || epi_has_bias(p->epilogue));
+}
+
+static bool to_supports(to_kind_t k, const gt_problem_t *p, char *why, size_t cap) {
   gt_dtype_t t = p->a_type;
   bool type_ok = (t == GT_DT_F32 || t == GT_DT_BF16 || t == GT_DT_F16) && p->b_type == t &&
                  p->c_type == t && p->d_type == t;
@@ -52,6 +84,13 @@ static bool to_supports(const gt_problem_t *p, char *why, size_t cap) {
     snprintf(why, cap, "types a=%s d=%s not implemented by testonly instances (f32, bf16, f16)",
              gt_dtype_name(p->a_type), gt_dtype_name(p->d_type));
     return false;
+  }
+  if (is_bias_kind(k)) {
+    if (p->compute != GT_COMPUTE_F32 || p->scale_type != GT_DT_F32 || !epi_has_bias(p->epilogue)) {
+      snprintf(why, cap, "%s needs f32 compute and scale and a bias epilogue", k_names[k]);
+      return false;
+    }
+    return true;
   }
   if (p->compute != GT_COMPUTE_F32 || p->scale_type != GT_DT_F32 || p->epilogue != GT_EPI_NONE) {
     snprintf(why, cap, "testonly instances need f32 compute and scale and no epilogue");
@@ -70,11 +109,11 @@ static void to_make(to_kind_t k, gt_candidate_t *out) {
 static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
                                 gt_cand_list_t *out) {
   char why[GT_REASON_MAX];
-  bool ok = to_supports(p, why, sizeof why);
-  for (int k = TO_WRONG; k <= to_last_kind(); k++) {
+  for (int k = TO_WRONG; k <= TO__LAST; k++) {
+    if (!to_listed((to_kind_t)k, p)) continue;
     gt_candidate_t c;
     to_make((to_kind_t)k, &c);
-    if (!ok) {
+    if (!to_supports((to_kind_t)k, p, why, sizeof why)) {
       c.excluded = true;
       snprintf(c.reason, sizeof c.reason, "%s", why);
     }
@@ -85,10 +124,10 @@ static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
 }
 
 static gt_status_t to_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
-  for (int k = TO_WRONG; k <= to_last_kind(); k++)
-    if (strcmp(name, k_names[k]) == 0) {
+  for (int k = TO_WRONG; k <= TO__LAST; k++)
+    if (to_enabled((to_kind_t)k) && strcmp(name, k_names[k]) == 0) {
       char why[GT_REASON_MAX];
-      if (!to_supports(p, why, sizeof why))
+      if (!to_supports((to_kind_t)k, p, why, sizeof why))
         return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
       to_make((to_kind_t)k, out);
       return GT_OK;
@@ -113,10 +152,14 @@ static size_t d_footprint_bytes(const gt_problem_t *p) {
 static gt_status_t to_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **state,
                               size_t *ws_needed) {
   char why[GT_REASON_MAX];
-  if (!to_supports(p, why, sizeof why)) return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
+  const to_kind_t kind = (to_kind_t)c->blob[0];
+  if (kind < TO_WRONG || kind > TO__LAST)
+    return gt_err_set(GT_ERR_USAGE, "%s: not a testonly candidate", c->name);
+  if (!to_supports(kind, p, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
   to_state_t *s = calloc(1, sizeof *s);
   if (!s) return gt_err_set(GT_ERR_NOMEM, "%s: no memory", c->name);
-  s->kind = (to_kind_t)c->blob[0];
+  s->kind = kind;
   s->p = *p;
   s->acc = malloc((size_t)p->m * sizeof(float));
   if (s->kind == TO_STALE) {
@@ -140,13 +183,32 @@ static float ldv(const void *p, gt_dtype_t dt, size_t i) {
   }
 }
 
-/* D = alpha * (k / kk) * sum_{q < kk} op(A)(:,q) op(B)(q,:) + beta * C: correct when kk == k. */
-static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk) {
+static float gelu_f32(float x) {
+  const float c = 0.7978845608028654f; /* sqrt(2/pi) */
+  return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
+}
+
+/* The problem's activation of v (its bias already added or, for the planted pair, not). */
+static float act(gt_epilogue_t e, float v) {
+  switch (e) {
+    case GT_EPI_RELU:
+    case GT_EPI_BIAS_RELU: return v > 0.0f ? v : 0.0f;
+    case GT_EPI_GELU:
+    case GT_EPI_BIAS_GELU: return gelu_f32(v);
+    default: return v;
+  }
+}
+
+/* D = act(alpha * (k / kk) * sum_{q < kk} op(A)(:,q) op(B)(q,:) + beta * C + bias_times * bias):
+ * correct when kk == k and bias_times is 1 (or the problem has no bias). */
+static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk, float bias_times) {
   const gt_problem_t *p = &s->p;
   const gt_dtype_t dt = p->a_type;
   const float alpha = *(const float *)o->alpha;
   const float beta = p->beta_zero ? 0.0f : *(const float *)o->beta;
   const float scale = (float)p->k / (float)kk;
+  const bool bias = epi_has_bias(p->epilogue);
+  const gt_dtype_t bias_t = gt_reference_bias_type(p);
   for (int64_t b = 0; b < p->batch; b++) {
     const size_t oa = (size_t)(b * p->stride_a), ob = (size_t)(b * p->stride_b),
                  oc = (size_t)(b * p->stride_c);
@@ -164,7 +226,8 @@ static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk) {
         size_t di = oc + (size_t)(i + j * p->ldc);
         float v = alpha * scale * s->acc[i];
         if (!p->beta_zero) v += beta * ldv(o->C, dt, di);
-        gt_store_elem(o->D, dt, di, v);
+        if (bias) v += bias_times * ldv(o->bias, bias_t, (size_t)i);
+        gt_store_elem(o->D, dt, di, act(p->epilogue, v));
       }
     }
   }
@@ -172,13 +235,16 @@ static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk) {
 
 static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
   to_state_t *s = state;
+  if (epi_has_bias(s->p.epilogue) && !ops->bias)
+    return gt_err_set(GT_ERR_USAGE, "testonly run: epilogue %s needs a bias vector",
+                      gt_epilogue_name(s->p.epilogue));
   switch (s->kind) {
-    case TO_WRONG: to_gemm(s, ops, (s->p.k + 7) / 8); return GT_OK;
+    case TO_WRONG: to_gemm(s, ops, (s->p.k + 7) / 8, 1.0f); return GT_OK;
     case TO_STALE:
       if (s->cached) {
         memcpy(ops->D, s->cache, s->cache_bytes);
       } else {
-        to_gemm(s, ops, s->p.k);
+        to_gemm(s, ops, s->p.k, 1.0f);
         memcpy(s->cache, ops->D, s->cache_bytes);
         s->cached = true;
       }
@@ -187,6 +253,8 @@ static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
     case TO_CRASH: raise(SIGSEGV); return gt_err_set(GT_ERR_INTERNAL, "planted crash survived");
     case TO_HANG:
       for (;;) pause();
+    case TO_NOBIAS: to_gemm(s, ops, s->p.k, 0.0f); return GT_OK;
+    case TO_TWOBIAS: to_gemm(s, ops, s->p.k, 2.0f); return GT_OK;
   }
   return gt_err_set(GT_ERR_INTERNAL, "testonly: bad candidate kind %d", (int)s->kind);
 }
@@ -202,7 +270,8 @@ static void to_release(void *state) {
 const gt_provider_t gt_provider_testonly = {
     .api_version = GT_PROVIDER_API_VERSION,
     .name = "testonly",
-    .description = "planted wrong/stale/faulting host candidates (GEMMTUNE_TEST_PROVIDERS=1)",
+    .description = "planted wrong/stale/faulting/bias-dropping host candidates "
+                   "(GEMMTUNE_TEST_PROVIDERS=1)",
     .backend = GT_BACKEND_HOST,
     .init = to_init,
     .lib_version = NULL,
