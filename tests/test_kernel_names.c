@@ -1,6 +1,8 @@
 /* Own-kernel instance names: every generated instance's name parses back to its table parameters
  * and formats back to itself; its launch geometry follows from its parameters; malformed and
- * non-canonical names are refused with the right status. Plain C, no GPU. */
+ * non-canonical names are refused with the right status; each instance's architecture comes from
+ * the generated table, names its kernels and decides which devices may run it. Plain C, no GPU.
+ * (A second, test-only architecture is shown by tests/cli/test_kernels_generated.sh.) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/gt_kernel_arch.h"
 #include "kernels/gt_kernel_name.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -131,7 +134,7 @@ static void test_families_present(void **state) {
 
 typedef struct good_case {
   const char *name;
-  gt_kparams_t params;
+  gt_kparams_t params; /* .arch is set from the name's token by the test */
 } good_case_t;
 
 static const good_case_t k_good[] = {
@@ -178,12 +181,15 @@ static const good_case_t k_good[] = {
 
 static void test_good_name(void **state) {
   const good_case_t *c = *state;
+  gt_kparams_t want = c->params;
+  want.arch = gt_karch_find("sm90"); /* every hand-written name here is gt_sm90_... */
+  assert_true(want.arch >= 0);
   gt_kparams_t kp;
   gt_status_t s = gt_kernel_name_parse(c->name, &kp);
   if (s != GT_OK) fail_msg("%s: %s", c->name, gt_err_msg());
-  assert_true(gt_kparams_equal(&kp, &c->params));
+  assert_true(gt_kparams_equal(&kp, &want));
   char buf[192];
-  assert_true(gt_kernel_name_format(&c->params, buf, sizeof buf));
+  assert_true(gt_kernel_name_format(&want, buf, sizeof buf));
   assert_string_equal(buf, c->name);
 }
 
@@ -197,6 +203,9 @@ static const bad_case_t k_bad[] = {
     {"other_provider_name", "cublas_gemmex_default", GT_ERR_NOT_FOUND},
     {"empty_name", "", GT_ERR_NOT_FOUND},
     {"other_arch", "gt_sm80_decode_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
+    {"arch_token_prefix", "gt_sm9_decode_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
+    {"arch_token_glued", "gt_sm90decode_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
+    {"cuda_target_as_token", "gt_sm_90a_decode_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
     {"unknown_family", "gt_sm90_gemv_bf16_tn_n8_r4_w4_u2_ks1_v8", GT_ERR_NOT_FOUND},
     {"missing_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1", GT_ERR_DATA},
     {"extra_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_x1", GT_ERR_DATA},
@@ -277,6 +286,12 @@ static const unformattable_case_t k_unformattable[] = {
     {"wg_no_prefetch", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
                         .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
                         .splitk = 1, .prefetch = 0, .cluster_m = 1, .consumers = 1}},
+    {"arch_negative", {.family = GT_KFAM_DECODE, .arch = -1, .dtype = GT_DT_BF16,
+                       .transa = GT_TRANS_T, .tile_m = 4, .tile_n = 1, .warps_k = 4, .unroll = 1,
+                       .vec = 8, .splitk = 1}},
+    {"arch_past_the_table", {.family = GT_KFAM_DECODE, .arch = 1 << 20, .dtype = GT_DT_BF16,
+                             .transa = GT_TRANS_T, .tile_m = 4, .tile_n = 1, .warps_k = 4,
+                             .unroll = 1, .vec = 8, .splitk = 1}},
 };
 
 static void test_unformattable(void **state) {
@@ -321,9 +336,148 @@ static void test_layout_parse(void **state) {
   assert_false(gt_layout_parse(NULL, &a, &b));
 }
 
+/* ---- architectures -------------------------------------------------------------------------- */
+
+/* The table is well formed and every instance targets one of its rows, fits that row's
+ * shared-memory budget and runs on the compute capability the row's target names. */
+static void test_arch_table(void **state) {
+  (void)state;
+  assert_true(gt_karch_count > 0);
+  for (size_t a = 0; a < gt_karch_count; a++) {
+    const gt_karch_t *k = &gt_karchs[a];
+    assert_int_equal(gt_karch_find(k->token), (int)a);
+    assert_true(strncmp(k->token, "sm", 2) == 0 && strncmp(k->target, "sm_", 3) == 0);
+    assert_true(k->max_smem > 0);
+    char why[160];
+    if (!gt_karch_runs_on(k, k->cc_major, k->cc_minor, why, sizeof why))
+      fail_msg("%s does not run on its own compute capability: %s", k->target, why);
+  }
+  size_t per_arch[64] = {0};
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kinstance_t *in = &gt_kinstances[i];
+    const gt_karch_t *k = gt_kparams_arch(&in->params);
+    if (!k) fail_msg("%s: arch %d is not a row of the table", in->name, in->params.arch);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "gt_%s_", k->token);
+    assert_true(strncmp(in->name, prefix, strlen(prefix)) == 0);
+    /* dynamic shared memory alone: the generator counted the static part as well */
+    assert_true(in->smem_bytes <= k->max_smem);
+    if (in->params.arch < 64) per_arch[in->params.arch]++;
+  }
+  /* the generator lists only architectures some family builds for */
+  for (size_t a = 0; a < gt_karch_count && a < 64; a++)
+    if (!per_arch[a]) fail_msg("%s has no instance", gt_karchs[a].target);
+  assert_int_equal(gt_karch_find("sm80"), -1);
+  assert_int_equal(gt_karch_find(NULL), -1);
+}
+
+/* What sm_90a code runs on, the rule the provider applies to every sm90 instance: compute
+ * capability 9.0 only, and a refusal names the target and the device. */
+static void test_sm90_runs_on_cc90_only(void **state) {
+  (void)state;
+  const int sm90 = gt_karch_find("sm90");
+  assert_true(sm90 >= 0);
+  const gt_karch_t *k = &gt_karchs[sm90];
+  assert_string_equal(k->target, "sm_90a");
+  static const struct {
+    int major, minor;
+    bool runs;
+  } dev[] = {{9, 0, true}, {8, 0, false}, {8, 9, false}, {9, 1, false}, {10, 0, false},
+             {12, 0, false}};
+  for (size_t i = 0; i < NELEM(dev); i++) {
+    char why[160] = "";
+    const bool runs = gt_karch_runs_on(k, dev[i].major, dev[i].minor, why, sizeof why);
+    if (runs != dev[i].runs)
+      fail_msg("sm_90a on %d.%d: runs %d, want %d", dev[i].major, dev[i].minor, runs, dev[i].runs);
+    if (!runs) {
+      char dev_name[16];
+      snprintf(dev_name, sizeof dev_name, "sm_%d%d", dev[i].major, dev[i].minor);
+      if (!strstr(why, "sm_90a") || !strstr(why, dev_name))
+        fail_msg("reason '%s' names neither sm_90a nor %s", why, dev_name);
+    }
+  }
+}
+
+/* The three kinds of CUDA target, on devices around them: sm_XYa only on X.Y, sm_XYf on later
+ * minors of X, plain sm_XY on anything from X.Y on (machine code within X, PTX beyond). */
+static void test_runs_on_rules(void **state) {
+  (void)state;
+  static const gt_karch_t exact = {"smt1", "sm_100a", 10, 0, GT_KARCH_EXACT, 1024};
+  static const gt_karch_t family = {"smt2", "sm_100f", 10, 0, GT_KARCH_FAMILY, 1024};
+  static const gt_karch_t forward = {"smt3", "sm_86", 8, 6, GT_KARCH_FORWARD, 1024};
+  static const struct {
+    const gt_karch_t *arch;
+    int major, minor;
+    bool runs;
+  } k[] = {
+      {&exact, 10, 0, true},   {&exact, 10, 3, false},  {&exact, 9, 0, false},
+      {&exact, 12, 0, false},  {&family, 10, 0, true},  {&family, 10, 3, true},
+      {&family, 9, 0, false},  {&family, 11, 0, false}, {&forward, 8, 6, true},
+      {&forward, 8, 9, true},  {&forward, 9, 0, true},  {&forward, 8, 0, false},
+      {&forward, 7, 5, false},
+  };
+  for (size_t i = 0; i < NELEM(k); i++) {
+    char why[160] = "";
+    const bool runs = gt_karch_runs_on(k[i].arch, k[i].major, k[i].minor, why, sizeof why);
+    if (runs != k[i].runs)
+      fail_msg("%s on %d.%d: runs %d, want %d (%s)", k[i].arch->target, k[i].major, k[i].minor,
+               runs, k[i].runs, why);
+    if (!runs && !strstr(why, k[i].arch->target))
+      fail_msg("reason '%s' does not name %s", why, k[i].arch->target);
+  }
+  char why[64] = "";
+  assert_false(gt_karch_runs_on(NULL, 9, 0, why, sizeof why));
+  assert_true(strlen(why) > 0);
+  assert_false(gt_karch_runs_on(&exact, 9, 0, NULL, 0)); /* no reason wanted */
+}
+
+/* A name whose architecture token is not in the table says which tokens are. */
+static void test_unknown_arch_message(void **state) {
+  (void)state;
+  gt_kparams_t kp;
+  gt_err_clear();
+  assert_int_equal(gt_kernel_name_parse("gt_sm80_decode_bf16_tn_n8_r4_w4_u2_ks1_v8", &kp),
+                   GT_ERR_NOT_FOUND);
+  for (size_t a = 0; a < gt_karch_count; a++)
+    if (!strstr(gt_err_msg(), gt_karchs[a].token))
+      fail_msg("'%s' does not list %s", gt_err_msg(), gt_karchs[a].token);
+}
+
+/* The split-K reduce kernel's symbol follows the instance's architecture and type, with
+ * snprintf's return convention; every instance that launches it names one. */
+static void test_reduce_symbol(void **state) {
+  (void)state;
+  gt_kparams_t kp;
+  assert_int_equal(gt_kernel_name_parse("gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8", &kp), GT_OK);
+  assert_true(gt_kparams_uses_reduce(&kp));
+  char buf[64];
+  assert_int_equal(gt_kernel_reduce_symbol(&kp, buf, sizeof buf),
+                   (int)strlen("gt_sm90_splitk_reduce_bf16"));
+  assert_string_equal(buf, "gt_sm90_splitk_reduce_bf16");
+  kp.dtype = GT_DT_F16;
+  gt_kernel_reduce_symbol(&kp, buf, sizeof buf);
+  assert_string_equal(buf, "gt_sm90_splitk_reduce_f16");
+  char small[8];
+  assert_int_equal(gt_kernel_reduce_symbol(&kp, small, sizeof small),
+                   (int)strlen("gt_sm90_splitk_reduce_f16"));
+  assert_string_equal(small, "gt_sm90");
+  kp.arch = -1;
+  assert_int_equal(gt_kernel_reduce_symbol(&kp, buf, sizeof buf), -1);
+  assert_string_equal(buf, "");
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kparams_t *p = &gt_kinstances[i].params;
+    if (!gt_kparams_uses_reduce(p)) continue;
+    const int n = gt_kernel_reduce_symbol(p, buf, sizeof buf);
+    if (n <= 0 || n >= (int)sizeof buf) fail_msg("%s: no reduce symbol", gt_kinstances[i].name);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "gt_%s_splitk_reduce_", gt_kparams_arch(p)->token);
+    assert_true(strncmp(buf, prefix, strlen(prefix)) == 0);
+  }
+}
+
 int main(void) {
   const size_t n_inst = gt_kinstance_count;
-  const size_t cap = 2 * n_inst + NELEM(k_good) + NELEM(k_bad) + NELEM(k_unformattable) + 8;
+  const size_t cap = 2 * n_inst + NELEM(k_good) + NELEM(k_bad) + NELEM(k_unformattable) + 16;
   struct CMUnitTest *t = calloc(cap, sizeof *t);
   if (!t) return 1;
   /* cmocka keeps the name pointers: one buffer per generated case, alive until exit. */
@@ -356,5 +510,12 @@ int main(void) {
   t[n++] = (struct CMUnitTest){"format_into_small_buffer_fails", test_format_truncation_fails,
                                NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"layout_parse", test_layout_parse, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"arch_table", test_arch_table, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"sm90_runs_on_cc90_only", test_sm90_runs_on_cc90_only, NULL, NULL,
+                               NULL};
+  t[n++] = (struct CMUnitTest){"runs_on_rules", test_runs_on_rules, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"unknown_arch_message", test_unknown_arch_message, NULL, NULL,
+                               NULL};
+  t[n++] = (struct CMUnitTest){"reduce_symbol", test_reduce_symbol, NULL, NULL, NULL};
   return _cmocka_run_group_tests("kernel_names", t, n, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/gt_name.h"
+#include "kernels/gt_kernel_arch.h"
 
 static const char *const k_family[GT_KFAM__COUNT] = {
     [GT_KFAM_DECODE] = "decode",
@@ -17,8 +18,8 @@ static const char *const k_family[GT_KFAM__COUNT] = {
     [GT_KFAM_WG] = "wg",
 };
 
+/* Every own-kernel symbol starts "gt_<arch token>_"; the tokens are the architecture table's. */
 #define K_PREFIX "gt"
-#define K_ARCH "sm90"
 
 const char *gt_kfamily_name(gt_kfamily_t f) {
   return (int)f >= 0 && f < GT_KFAM__COUNT ? k_family[f] : "?";
@@ -40,7 +41,10 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
   if (p->family != GT_KFAM_WG && p->family != GT_KFAM_DECODETC && p->prefetch != 0)
     return false; /* no token carries it */
   if (p->family != GT_KFAM_WG && (p->cluster_m != 0 || p->consumers != 0)) return false;
-  bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) && gt_name_append(buf, cap, "%s", K_ARCH) &&
+  const gt_karch_t *arch = gt_kparams_arch(p);
+  if (!arch) return false;
+  bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) &&
+            gt_name_append(buf, cap, "%s", arch->token) &&
             gt_name_append(buf, cap, "%s", k_family[p->family]) &&
             gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype)) &&
             gt_name_append(buf, cap, "%s", lay);
@@ -114,12 +118,40 @@ static gt_status_t want_tile(const char *name, const char *tok, gt_kparams_t *ou
   return GT_OK;
 }
 
+/* The architecture tokens of the table, comma-separated, for messages. */
+static const char *arch_tokens(char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < gt_karch_count && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", gt_karchs[i].token);
+  return buf;
+}
+
+/* Whether name starts "gt_<token>_" for an architecture of the table; *arch receives its row. */
+static bool own_prefix(const char *name, int *arch) {
+  const size_t np = strlen(K_PREFIX "_");
+  if (!name || strncmp(name, K_PREFIX "_", np) != 0) return false;
+  for (size_t i = 0; i < gt_karch_count; i++) {
+    const size_t nt = strlen(gt_karchs[i].token);
+    if (strncmp(name + np, gt_karchs[i].token, nt) == 0 && name[np + nt] == '_') {
+      *arch = (int)i;
+      return true;
+    }
+  }
+  return false;
+}
+
 gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   gt_name_tokens_t t;
   memset(out, 0, sizeof *out);
-  if (!name || strncmp(name, K_PREFIX "_" K_ARCH "_", strlen(K_PREFIX "_" K_ARCH "_")) != 0)
-    return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is not an own-kernel instance name (gt_sm90_...)",
-                      name ? name : "(null)");
+  int arch = -1;
+  if (!own_prefix(name, &arch)) {
+    char toks[128];
+    return gt_err_set(GT_ERR_NOT_FOUND,
+                      "'%s' is not an own-kernel instance name (gt_<arch>_..., arch one of %s)",
+                      name ? name : "(null)", arch_tokens(toks, sizeof toks));
+  }
+  out->arch = arch;
   gt_status_t s = gt_name_split(name, &t);
   if (s != GT_OK) return s;
   int fam = -1;
@@ -236,7 +268,12 @@ bool gt_kparams_uses_reduce(const gt_kparams_t *p) {
 }
 
 int gt_kernel_reduce_symbol(const gt_kparams_t *kp, char *buf, int cap) {
-  return snprintf(buf, cap > 0 ? (size_t)cap : 0, "gt_sm90_splitk_reduce_%s",
+  const gt_karch_t *arch = gt_kparams_arch(kp);
+  if (!arch) {
+    if (cap > 0) buf[0] = '\0';
+    return -1;
+  }
+  return snprintf(buf, cap > 0 ? (size_t)cap : 0, K_PREFIX "_%s_splitk_reduce_%s", arch->token,
                   gt_dtype_name(kp->dtype));
 }
 
@@ -271,12 +308,13 @@ int gt_kernel_symbols(const char *instance, char (*sym)[GT_KERNEL_SYMBOL_MAX], i
 }
 
 bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
-  return a->family == b->family && a->dtype == b->dtype && a->transa == b->transa &&
-         a->transb == b->transb && a->tile_m == b->tile_m && a->tile_n == b->tile_n &&
-         a->tile_k == b->tile_k && a->warps_m == b->warps_m && a->warps_n == b->warps_n &&
-         a->warps_k == b->warps_k && a->unroll == b->unroll && a->stages == b->stages &&
-         a->vec == b->vec && a->splitk == b->splitk && a->prefetch == b->prefetch &&
-         a->cluster_m == b->cluster_m && a->consumers == b->consumers;
+  return a->family == b->family && a->arch == b->arch && a->dtype == b->dtype &&
+         a->transa == b->transa && a->transb == b->transb && a->tile_m == b->tile_m &&
+         a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->warps_m == b->warps_m &&
+         a->warps_n == b->warps_n && a->warps_k == b->warps_k && a->unroll == b->unroll &&
+         a->stages == b->stages && a->vec == b->vec && a->splitk == b->splitk &&
+         a->prefetch == b->prefetch && a->cluster_m == b->cluster_m &&
+         a->consumers == b->consumers;
 }
 
 int gt_kinstance_find(const char *name) {

@@ -5,7 +5,8 @@
  * one kernel per instance (its extern "C" symbol is the instance name, so a CUPTI trace maps back
  * to a DB row without demangling) and the table in generated/instances.c.
  *
- * Names, one token per parameter (see gt_name.h for the token grammar):
+ * Names, one token per parameter (see gt_name.h for the token grammar), after "gt" and the
+ * architecture's name token (sm90: the table in gt_kernel_arch.h, generated from space.json):
  *   gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8
  *       CUDA-core decode: n tokens tile, r weight rows per warp, w warps splitting K in a CTA,
  *       u warp-chunks of K loaded before use, ks split-K across CTAs, v elements per load.
@@ -64,6 +65,7 @@ typedef enum gt_kfamily {
  * splitk     splits of K across CTAs (1 = none), all families */
 typedef struct gt_kparams {
   gt_kfamily_t family;
+  int arch;         /* the architecture: row of gt_karchs[] (gt_kernel_arch.h) */
   gt_dtype_t dtype; /* A, B, C and D element type: bf16 or f16 */
   gt_trans_t transa, transb;
   int tile_m, tile_n, tile_k;
@@ -92,22 +94,27 @@ extern const size_t gt_kinstance_count;
 const char *gt_kfamily_name(gt_kfamily_t f);
 
 /* Parse an instance name into its parameters. Fails with GT_ERR_NOT_FOUND when the name is not
- * an own-kernel name at all (wrong prefix, unknown family), GT_ERR_DATA when it is one but is
- * malformed or not in canonical form (the message names the token). */
+ * an own-kernel name at all (wrong prefix, an architecture token not in the table, unknown
+ * family), GT_ERR_DATA when it is one but is malformed or not in canonical form (the message
+ * names the token). */
 gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out);
 
 /* Write the canonical name of p into buf. Returns false when it does not fit or p holds a value
- * no name can carry (unknown family, type, or a non-positive parameter the family uses). */
+ * no name can carry (unknown family, architecture or type, or a non-positive parameter the
+ * family uses). */
 bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap);
 
-/* Whether an instance with these parameters launches gt_sm90_splitk_reduce_<type> after its
- * main kernel: split-K partials go through the workspace and the reduce kernel, except in wg,
- * whose splits are one thread-block cluster and sum in distributed shared memory. The provider
- * plans its launches from this and verify expects the kernels it names. */
+/* Whether an instance with these parameters launches the split-K reduce kernel
+ * (gt_kernel_reduce_symbol) after its main kernel: split-K partials go through the workspace and
+ * the reduce kernel, except in wg, whose splits are one thread-block cluster and sum in
+ * distributed shared memory. The provider plans its launches from this and verify expects the
+ * kernels it names. */
 bool gt_kparams_uses_reduce(const gt_kparams_t *p);
 
-/* The symbol of the split-K reduce kernel an instance with these parameters launches
- * (gt_kparams_uses_reduce): gt_sm90_splitk_reduce_<type>. Returns what snprintf returns. */
+/* Write the symbol of the split-K reduce kernel for kp's architecture and element type,
+ * gt_<arch token>_splitk_reduce_<type> ("gt_sm90_splitk_reduce_bf16"), into buf. Returns what
+ * snprintf returns: the length of the whole symbol (buf holds a truncated copy when that is
+ * cap or more), or -1 when kp->arch is not a row of the architecture table (buf is then ""). */
 int gt_kernel_reduce_symbol(const gt_kparams_t *kp, char *buf, int cap);
 
 /* Longest kernel symbol gt_kernel_symbols writes (instance names are far shorter). */

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The committed own-kernel sources in src/kernels/generated/ are exactly what
 # src/kernels/gen_instances.py generates from src/kernels/space.json (a build needs no python, so
-# a stale generated file would otherwise go unnoticed). Skipped (77) without python3.
+# a stale generated file would otherwise go unnoticed); illegal parameter sets are refused; and
+# a second, test-only architecture (tests/data/space_dummy_arch.json) generates, names its
+# kernels, parses and is refused on a device without it. Skipped (77) without python3.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 if ! command -v python3 >/dev/null 2>&1; then
@@ -39,4 +41,81 @@ illegal wg_multicast_partial_swizzle_group wg \
   '{"t": [[64, 16, 64]], "s": [4], "ks": [1], "p": [4], "c": [4]}' 'BN / c a multiple of 8'
 illegal wg_two_warpgroups_odd_split wg \
   '{"t": [[40, 64, 64]], "s": [4], "ks": [1], "p": [4], "w": [2]}' 'two consumer warpgroups'
+
+# ---- the architecture is data: a second, test-only architecture ---------------------------------
+# tests/data/space_dummy_arch.json adds sm99 (target sm_99a, compute capability 9.9, 99 KB of
+# shared memory) beside sm90: decode builds for both, wg for sm90 only. Nothing outside the
+# space file names it.
+DUMMY="$SRC/tests/data/space_dummy_arch.json"
+PROBE="$(dirname "$GT")/gt_karch_probe"
+expect_exit 0 "the dummy architecture's committed table is up to date" \
+  python3 "$SRC/src/kernels/gen_instances.py" --space "$DUMMY" --out "$SRC/tests/data/dummy_arch" \
+  --check
+expect_exit 0 "the dummy space generates" \
+  python3 "$SRC/src/kernels/gen_instances.py" --space "$DUMMY" --out "$TMP/dummy"
+expect_exit 0 "the dummy space lists its instances" \
+  python3 "$SRC/src/kernels/gen_instances.py" --space "$DUMMY" --list
+expect_grep "a family names each architecture it builds for" \
+  '^gt_sm99_decode_bf16_tn_n1_r4_w4_u2_ks2_v8$'
+expect_grep "the sm90 names are unchanged beside it" '^gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8$'
+expect_nogrep "a family builds only for the architectures it lists" '^gt_sm99_wg_'
+OUT_TXT=$(cat "$TMP/dummy/kernels.cmake")
+expect_grep "the manifest compiles the sm99 files for 99a" 'set\(GT_KERNEL_CUDA_ARCH_sm99 99a\)'
+OUT_TXT=$(tr '\n' ' ' <"$TMP/dummy/kernels.cmake") # one line, for the list below
+expect_grep "the sm99 files are listed under sm99" \
+  'GT_KERNEL_SOURCES_sm99[[:space:]]+decode_sm99_bf16_0.cu[[:space:]]+splitk_reduce_sm99.cu'
+OUT_TXT=$(cat "$TMP/dummy/decode_sm99_bf16_0.cu" "$TMP/dummy/splitk_reduce_sm99.cu")
+expect_grep "the kernel symbol carries the arch token" \
+  '^gt_sm99_decode_bf16_tn_n1_r4_w4_u2_ks1_v8\('
+expect_grep "the split-K reduce kernels are generated per architecture" \
+  '^gt_sm99_splitk_reduce_bf16\('
+# The naming and device code, compiled against the dummy table (gt_karch_probe).
+expect_exit 0 "every dummy-table instance round-trips through the name code" "$PROBE" list
+expect_grep "the table carries sm99's target and limit" '^arch sm99 sm_99a cc 9.9 max_smem 101376$'
+expect_grep "an sm99 instance targets sm_99a" '^gt_sm99_decode_bf16_tn_n1_r4_w4_u2_ks1_v8 sm_99a$'
+NAME99=gt_sm99_decode_bf16_tn_n1_r4_w4_u2_ks2_v8
+expect_exit 0 "an sm99 name parses" "$PROBE" parse "$NAME99"
+expect_grep "its architecture is sm99" "^$NAME99: arch sm99 \\(sm_99a\\)$"
+expect_grep "its reduce kernel is sm99's" "^$NAME99: reduce gt_sm99_splitk_reduce_bf16$"
+expect_exit 1 "an sm99 instance is refused on a 9.0 device" "$PROBE" parse "$NAME99" 9.0
+expect_grep "the refusal names the architecture" \
+  'refused on sm_90: built for sm_99a .*device is sm_90'
+expect_exit 0 "an sm99 instance runs on a 9.9 device" "$PROBE" parse "$NAME99" 9.9
+expect_exit 1 "an sm90 instance is refused on the 9.9 device" \
+  "$PROBE" parse gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8 9.9
+expect_grep "that refusal names sm_90a" 'refused on sm_99: built for sm_90a'
+expect_exit 2 "a token of no architecture in the table does not parse" \
+  "$PROBE" parse gt_sm98_decode_bf16_tn_n1_r4_w4_u2_ks2_v8
+expect_grep "the message lists the table's tokens" 'arch one of sm90, sm99'
+# Each architecture's shared-memory limit applies to its own instances: a decodetc tile of
+# 135168 bytes fits sm90 (227 KB) and is refused for sm99 (99 KB).
+arch_limit() { # arch_limit NAME ARCHS_JSON
+  python3 - "$DUMMY" "$TMP/limit_$1.json" "$2" <<'PY'
+import json, sys
+space = json.load(open(sys.argv[1]))
+space["families"]["decodetc"] = {
+    "archs": json.loads(sys.argv[3]),
+    "defaults": {"dtype": ["bf16"], "layout": ["tn"], "ks": [1], "v": [8], "p": [0]},
+    "groups": [{"n": [64], "m": [4], "w": [[2, 4]], "u": [1], "s": [1]}]}
+json.dump(space, open(sys.argv[2], "w"))
+PY
+}
+arch_limit sm90 '["sm90"]'
+expect_exit 0 "a tile within sm90's shared memory generates" \
+  python3 "$SRC/src/kernels/gen_instances.py" --space "$TMP/limit_sm90.json" --list
+arch_limit sm99 '["sm90", "sm99"]'
+expect_exit 2 "the same tile for sm99 is refused" \
+  python3 "$SRC/src/kernels/gen_instances.py" --space "$TMP/limit_sm99.json" --list
+expect_grep "sm99's limit is named" \
+  "gt_sm99_decodetc_.*135168 bytes of shared memory exceed sm_99a's 101376"
+# A family listing an architecture the table lacks is refused.
+python3 - "$DUMMY" "$TMP/no_arch.json" <<'PY'
+import json, sys
+space = json.load(open(sys.argv[1]))
+space["families"]["wg"]["archs"] = ["sm100"]
+json.dump(space, open(sys.argv[2], "w"))
+PY
+expect_exit 2 "an architecture missing from the table is refused" \
+  python3 "$SRC/src/kernels/gen_instances.py" --space "$TMP/no_arch.json" --list
+expect_grep "the missing architecture is named" "wg: arch 'sm100' is not in the archs table"
 finish

@@ -427,6 +427,8 @@ __global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks1_p12(const __grid_constant__ 
 __global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_splitk_reduce_bf16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_splitk_reduce_f16(const __grid_constant__ gt_kargs_t a);
 
 const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8},
@@ -855,4 +857,10 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2},
 };
 const size_t gt_kinstance_fn_count = 424;
+
+const gt_kfn_t gt_kreduce_fns[] = {
+    {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},
+    {"gt_sm90_splitk_reduce_f16", (const void *)gt_sm90_splitk_reduce_f16},
+};
+const size_t gt_kreduce_fn_count = 2;
 }  // extern "C"

@@ -19,6 +19,7 @@
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is fetched from the runtime */
 #include <cuda_runtime_api.h>
 
+#include "kernels/gt_kernel_arch.h"
 #include "kernels/gt_kernel_args.h"
 #include "kernels/gt_kernel_fns.h"
 #include "kernels/gt_kernel_name.h"
@@ -227,10 +228,8 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
     return snprintf(why, cap, "lda=%lld, ldb=%lld not multiples of %d elements (%d-byte loads)",
                     (long long)p->lda, (long long)p->ldb, kp->vec, kp->vec * 2),
            false;
-  // Device: the image is sm_90a machine code only.
-  if (d->cc_major != 9 || d->cc_minor != 0)
-    return snprintf(why, cap, "built for sm_90a; device is sm_%d%d", d->cc_major, d->cc_minor),
-           false;
+  // Device: the code of the instance's architecture runs on some compute capabilities only.
+  if (!gt_karch_runs_on(gt_kparams_arch(kp), d->cc_major, d->cc_minor, why, cap)) return false;
   // Shared-memory budget.
   if (in->smem_bytes > d->smem_optin)
     return snprintf(why, cap, "needs %d bytes of shared memory; device allows %d per block",
@@ -323,9 +322,17 @@ static gt_status_t kernels_init(void) {
   kdev_t d = {0};
   gt_status_t s = device_facts(dev, &d);
   if (s != GT_OK) return s;
-  if (d.cc_major != 9 || d.cc_minor != 0)
-    return gt_err_set(GT_ERR_UNSUPPORTED, "own kernels are built for sm_90a; device %d is sm_%d%d",
-                      dev, d.cc_major, d.cc_minor);
+  // At least one architecture of the table must run here, or no instance can.
+  size_t runnable = 0;
+  char archs[128] = "";
+  for (size_t i = 0; i < gt_karch_count; i++) {
+    runnable += gt_karch_runs_on(&gt_karchs[i], d.cc_major, d.cc_minor, NULL, 0);
+    const size_t n = strlen(archs);
+    snprintf(archs + n, sizeof archs - n, "%s%s", i ? ", " : "", gt_karchs[i].target);
+  }
+  if (!runnable)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "own kernels are built for %s; device %d is sm_%d%d",
+                      archs, dev, d.cc_major, d.cc_minor);
   const char *pdl = getenv("GEMMTUNE_KERNELS_PDL");
   if (pdl && strcmp(pdl, "0") == 0) g_pdl = 0;
   const char *promo = getenv("GEMMTUNE_WG_L2_PROMOTION");
@@ -475,7 +482,7 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->cluster_x = g.cluster_x;
   st->cluster_z = g.cluster_z;
   if (st->ws_needed) {
-    st->reduce = gt_kreduce_fn(in->params.dtype);
+    st->reduce = gt_kreduce_fn(&in->params);
     if (!st->reduce) {
       free(st);
       return gt_err_set(GT_ERR_INTERNAL, "kernels: no split-K reduce for %s",
