@@ -1,7 +1,9 @@
-/* Own kernels against cublasGemmEx on decode shapes, measured the way `tune` measures: the CUDA
- * harness (cold: input sets rotated through >= 3x L2; CUDA-graph replays; every candidate gated
- * against the fp64 reference first), a quick race that only prunes, then the baseline and the
- * finalists re-timed in interleaved rounds (B F1 F2 .. B F1 F2 ..) and compared by median.
+/* Own kernels against cublasGemmEx on decode shapes, raced the way `tune` races them: through the
+ * search driver (gt_search_run) with the providers cublas (the baseline) and kernels, on the CUDA
+ * harness (cold: input sets rotated through >= 3x L2; CUDA-graph replays). Every candidate gets
+ * a quick time (one sample as long as a careful one: it only ranks) and a gate verdict against
+ * the fp64 reference; the baseline and the best `--finalists` that passed are re-timed in
+ * `--rounds` interleaved rounds (the order rotating every round) and compared by median.
  *
  *   kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N] [--filter TEXT]
  *                 [--tokens LIST] [--layout tn|nn|nt|tt]
@@ -18,7 +20,8 @@
  * datasheet bandwidth, no launch or tail cost), and the issue's two absolute targets with the
  * floor of the 9 us rows.
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
- * kernels_bench_candidates.csv (every timed candidate). */
+ * kernels_bench_candidates.csv (every candidate that passed the gate, with its quick time and,
+ * for the baseline and the finalists, its re-timed median). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -31,24 +34,12 @@
 #include "core/gt_stats.h"
 #include "harness/gt_harness.h"
 #include "providers/gt_provider.h"
-
-#define MAX_CANDS 512
-#define MAX_ROUNDS 64
+#include "search/gt_search.h"
 
 typedef struct opts {
   const char *shapes, *out, *filter, *tokens, *layout;
   int rounds, finalists;
 } opts_t;
-
-typedef struct entry {
-  gt_candidate_t c;
-  struct gt_loaded *l;
-  bool ok;        /* loaded and gated */
-  double quick;   /* quick-race sample, us */
-  double samples[MAX_ROUNDS];
-  int ns;
-  gt_summary_t sum;
-} entry_t;
 
 static double now_s(void) {
   struct timespec ts;
@@ -70,63 +61,226 @@ static bool tokens_selected(const char *list, int64_t n) {
   return false;
 }
 
-/* Append the candidates of provider `name` (active ones only) to e[]; returns the new count. */
-static int add_candidates(const char *name, const gt_problem_t *p, entry_t *e, int n,
-                          bool baseline_only) {
-  const gt_provider_t *pr = gt_provider_find(name);
-  if (!pr || gt_provider_ready(pr) != GT_OK) {
-    fprintf(stderr, "  provider %s unavailable: %s\n", name, pr ? gt_err_msg() : "not built");
-    return n;
+/* The race of one shape, as the table and the CSV files report it. */
+typedef struct shape_race {
+  gt_search_result_t r;
+  const gt_cand_result_t *base; /* cuBLAS */
+  const gt_cand_result_t *best; /* the fastest re-timed own candidate, NULL none */
+  int own_raced;                /* own candidates that passed the gate and have a quick time */
+  int own_gate_failed;          /* own candidates that failed to load, run or pass the gate
+                                   before the race */
+} shape_race_t;
+
+static bool passed_gate(const gt_cand_result_t *c) { return c->gated && c->gate.passed; }
+
+/* Race p's candidates through the search driver. false (message printed) when the shape could
+ * not be raced; sr->r is freed then. */
+static bool race_shape(const gt_shape_t *sh, const gt_problem_t *p, const opts_t *o, size_t si,
+                       shape_race_t *sr) {
+  gt_search_opts_t so;
+  gt_search_opts_init(&so, GT_BACKEND_CUDA);
+  so.measure.seed = 1234567 + si;
+  so.providers = "cublas,kernels";
+  so.rounds = o->rounds;
+  so.finalists = o->finalists;
+  /* Every candidate's quick time is one careful sample and every candidate is gated, so the
+   * candidates file lists each gated candidate with a time that is as good as any sample. */
+  so.prune_fraction = 1;
+  so.gate_all = true;
+  /* Raced straight after the quick pass, without tune's settling run, as this benchmark's
+   * earlier tables (bench/results/) were: decode shapes do not reach the power limit. */
+  so.settle_s = 0;
+  memset(sr, 0, sizeof *sr);
+  gt_status_t s = gt_search_run(p, &so, NULL, &sr->r);
+  if (sr->r.unavailable[0]) fprintf(stderr, "  unavailable: %s\n", sr->r.unavailable);
+  if (s != GT_OK) {
+    fprintf(stderr, "%s tokens=%lld: %s\n", sh->label, (long long)p->n, sr->r.failure);
+    gt_search_result_free(&sr->r);
+    return false;
   }
-  gt_cand_list_t list = {0};
-  gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = 0};
-  if (pr->enumerate(p, &o, &list) != GT_OK) {
-    fprintf(stderr, "  %s enumerate: %s\n", name, gt_err_msg());
-    return n;
+  sr->base = &sr->r.c[sr->r.baseline];
+  for (size_t i = 0; i < sr->r.n; i++) {
+    const gt_cand_result_t *c = &sr->r.c[i];
+    if ((int)i == sr->r.baseline || c->disp == GT_DISP_EXCLUDED) continue;
+    if (c->disp == GT_DISP_FAILED_GATE || (c->disp == GT_DISP_FAILED_RUN && !c->gated)) {
+      fprintf(stderr, "  %s: %s: %s\n", c->cand.name, gt_disp_name(c->disp), c->why);
+      sr->own_gate_failed++;
+    }
+    if (passed_gate(c) && c->prune_us > 0) sr->own_raced++;
+    if (c->disp == GT_DISP_PASSED && c->time.n &&
+        (!sr->best || c->time.median < sr->best->time.median))
+      sr->best = c;
   }
-  for (size_t i = 0; i < list.n && n < MAX_CANDS; i++) {
-    if (list.v[i].excluded || (baseline_only && !list.v[i].is_baseline)) continue;
-    memset(&e[n], 0, sizeof e[n]);
-    e[n].c = list.v[i];
-    n++;
-  }
-  gt_cand_list_free(&list);
-  return n;
+  return true;
 }
 
-static int cmp_quick(const void *a, const void *b) {
-  const entry_t *x = *(entry_t *const *)a, *y = *(entry_t *const *)b;
-  return (x->quick > y->quick) - (x->quick < y->quick);
+/* One line per candidate that passed the gate (the baseline first: the provider table lists
+ * cublas before kernels): its quick time and, when it was re-timed, its median. */
+static void write_candidates(FILE *ccsv, const gt_shape_t *sh, const gt_problem_t *p,
+                             const shape_race_t *sr) {
+  for (size_t i = 0; i < sr->r.n; i++) {
+    const gt_cand_result_t *c = &sr->r.c[i];
+    if (!passed_gate(c)) continue;
+    fprintf(ccsv, "%s,%lld,%lld,%lld,%s,%.3f,%.3f,%.4f,%zu\n", sh->label, (long long)p->n,
+            (long long)p->m, (long long)p->k, c->cand.name, c->prune_us,
+            c->time.n ? c->time.median : NAN, c->time.n ? c->time.rel_spread : NAN, c->time.n);
+  }
+}
+
+/* Geomeans and the targets over the shapes raced so far. */
+typedef struct summary {
+  double log_clamped, log_raw;
+  /* What the targets can be at all: the geomean of max(1, cublas / floor), the floor being the
+   * row's bytes moved at the datasheet bandwidth with no launch or tail cost. */
+  double log_ceiling, t9_floor;
+  int counted;
+  /* The same geomeans per tokens value (the decode regime moves with it). */
+  struct tok_geo {
+    long long tokens;
+    double log_raw, log_clamped;
+    int n;
+  } by_tok[32];
+  int n_tok;
+  /* The issue's targets: decode at 4096x4096 and 6144x4096 (tokens <= 16) within 9 us; weights
+   * of 100 MB or more streamed at 4.3 TB/s or better. */
+  int t9_n, t9_met, bw_n, bw_met;
+  double t9_worst, bw_lowest;
+  char t9_where[96], bw_where[96];
+} summary_t;
+
+static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shape_t *sh,
+                        const gt_problem_t *p, double cu, double own_us) {
+  const double ratio = cu / own_us, bytes = gt_problem_min_bytes(p);
+  S->log_clamped += log(ratio > 1 ? ratio : 1);
+  S->log_raw += log(ratio);
+  S->counted++;
+  int ti = 0;
+  while (ti < S->n_tok && S->by_tok[ti].tokens != (long long)p->n) ti++;
+  if (ti == S->n_tok && S->n_tok < (int)(sizeof S->by_tok / sizeof S->by_tok[0]))
+    S->by_tok[S->n_tok++] = (struct tok_geo){(long long)p->n, 0, 0, 0};
+  if (ti < S->n_tok) {
+    S->by_tok[ti].log_raw += log(ratio);
+    S->by_tok[ti].log_clamped += log(ratio > 1 ? ratio : 1);
+    S->by_tok[ti].n++;
+  }
+  const double weight_mb = (double)p->m * p->k * 2 / 1e6, tbps = bytes / own_us / 1e6;
+  const double floor_us = dev->peak_gbps > 0 ? bytes / (dev->peak_gbps * 1e3) : NAN;
+  S->log_ceiling += log(cu / floor_us > 1 ? cu / floor_us : 1);
+  if (p->k == 4096 && (p->m == 4096 || p->m == 6144) && p->n <= 16) {
+    S->t9_n++;
+    if (floor_us > S->t9_floor) S->t9_floor = floor_us;
+    S->t9_met += own_us <= 9.0;
+    if (own_us > S->t9_worst) {
+      S->t9_worst = own_us;
+      snprintf(S->t9_where, sizeof S->t9_where, "%s tokens=%lld", sh->label, (long long)p->n);
+    }
+  }
+  if (weight_mb >= 100) {
+    S->bw_n++;
+    S->bw_met += tbps >= 4.3;
+    if (tbps < S->bw_lowest) {
+      S->bw_lowest = tbps;
+      snprintf(S->bw_where, sizeof S->bw_where, "%s tokens=%lld", sh->label, (long long)p->n);
+    }
+  }
+}
+
+static void summary_print(const summary_t *S, const gt_device_info_t *dev, double wall_s) {
+  printf("\n%d shapes in %.0f s\n", S->counted, wall_s);
+  if (S->counted) {
+    printf("geomean of max(1, cublas/own) (tuned dispatch): %.3f\n", exp(S->log_clamped / S->counted));
+    printf("geomean of cublas/own (best own alone):          %.3f\n", exp(S->log_raw / S->counted));
+    if (dev->peak_gbps > 0)
+      printf("ceiling: geomean of max(1, cublas/floor), floor = bytes at %.0f GB/s with no "
+             "launch or tail: %.3f\n", dev->peak_gbps, exp(S->log_ceiling / S->counted));
+    for (int ti = 0; ti < S->n_tok; ti++)
+      printf("tokens %4lld: geomean cublas/own %.3f, tuned %.3f (%d rows)\n", S->by_tok[ti].tokens,
+             exp(S->by_tok[ti].log_raw / S->by_tok[ti].n),
+             exp(S->by_tok[ti].log_clamped / S->by_tok[ti].n), S->by_tok[ti].n);
+  }
+  if (S->t9_n)
+    printf("target own <= 9 us at 4096x4096/6144x4096, tokens <= 16: %d of %d met (worst %.2f us, "
+           "%s; the largest of these rows' floors: %.2f us)\n", S->t9_met, S->t9_n, S->t9_worst,
+           S->t9_where, S->t9_floor);
+  if (S->bw_n)
+    printf("target >= 4.3 TB/s on weights >= 100 MB: %d of %d met (lowest %.2f TB/s, %s)\n",
+           S->bw_met, S->bw_n, S->bw_lowest, S->bw_where);
+}
+
+/* Parse argv into o; false on a usage error (usage printed). */
+static bool parse_opts(int argc, char **argv, opts_t *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--shapes") && v) o->shapes = v, i++;
+    else if (!strcmp(a, "--out") && v) o->out = v, i++;
+    else if (!strcmp(a, "--rounds") && v) o->rounds = atoi(v), i++;
+    else if (!strcmp(a, "--finalists") && v) o->finalists = atoi(v), i++;
+    else if (!strcmp(a, "--filter") && v) o->filter = v, i++;
+    else if (!strcmp(a, "--tokens") && v) o->tokens = v, i++;
+    else if (!strcmp(a, "--layout") && v) o->layout = v, i++;
+    else {
+      usage();
+      return false;
+    }
+  }
+  if (o->rounds < 1 || o->finalists < 1) {
+    usage();
+    return false;
+  }
+  return true;
+}
+
+/* Open kernels_bench.csv and kernels_bench_candidates.csv under dir, headers written. */
+static bool open_csvs(const char *dir, FILE **csv, FILE **ccsv) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/kernels_bench.csv", dir);
+  *csv = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/kernels_bench_candidates.csv", dir);
+  *ccsv = fopen(path, "w");
+  if (!*csv || !*ccsv) {
+    fprintf(stderr, "kernels_bench: cannot write under %s\n", dir);
+    return false;
+  }
+  fprintf(*csv, "label,tokens,out,in,weight_mb,cublas_us,cublas_spread,best_us,best_spread,"
+                "best_name,ratio,best_gbps,cublas_gbps,own_raced,own_gate_failed\n");
+  fprintf(*ccsv, "label,tokens,out,in,name,quick_us,median_us,spread,rounds\n");
+  return true;
+}
+
+/* The table line, the summary and the CSV row of one raced shape. */
+static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_problem_t *p,
+                         const gt_device_info_t *dev, summary_t *S, FILE *csv, FILE *ccsv) {
+  const gt_cand_result_t *best = sr->best;
+  const double bytes = gt_problem_min_bytes(p);
+  const double cu = sr->base->time.median;
+  const double own_us = best ? best->time.median : NAN;
+  const double ratio = best ? cu / own_us : NAN;
+  printf("%-22s %6lld %6lld %6lld | %9.2f %9.2f %6.2f %8.0f | %s\n", sh->label,
+         (long long)p->n, (long long)p->m, (long long)p->k, cu, own_us, ratio,
+         best ? bytes / own_us / 1e3 : NAN, best ? best->cand.name : "(no own candidate)");
+  fflush(stdout);
+  if (best) summary_add(S, dev, sh, p, cu, own_us);
+  if (!csv) return;
+  fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d\n", sh->label,
+          (long long)p->n, (long long)p->m, (long long)p->k, (double)p->m * p->k * 2 / 1e6, cu,
+          sr->base->time.rel_spread, own_us, best ? best->time.rel_spread : NAN,
+          best ? best->cand.name : "", ratio, best ? bytes / own_us / 1e3 : NAN, bytes / cu / 1e3,
+          sr->own_raced, sr->own_gate_failed);
+  write_candidates(ccsv, sh, p, sr);
+  fflush(csv);
+  fflush(ccsv);
 }
 
 int main(int argc, char **argv) {
   opts_t o = {.shapes = "bench/decode_shapes.csv", .out = getenv("OUT"), .rounds = 9,
               .finalists = 4};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--shapes") && v) o.shapes = v, i++;
-    else if (!strcmp(a, "--out") && v) o.out = v, i++;
-    else if (!strcmp(a, "--rounds") && v) o.rounds = atoi(v), i++;
-    else if (!strcmp(a, "--finalists") && v) o.finalists = atoi(v), i++;
-    else if (!strcmp(a, "--filter") && v) o.filter = v, i++;
-    else if (!strcmp(a, "--tokens") && v) o.tokens = v, i++;
-    else if (!strcmp(a, "--layout") && v) o.layout = v, i++;
-    else {
-      usage();
-      return 64;
-    }
-  }
-  if (o.rounds < 1 || o.rounds > MAX_ROUNDS || o.finalists < 1) {
-    usage();
-    return 64;
-  }
+  if (!parse_opts(argc, argv, &o)) return 64;
   gt_trans_t lay_a = GT_TRANS_T, lay_b = GT_TRANS_N;
   if (o.layout && !gt_layout_parse(o.layout, &lay_a, &lay_b)) {
     fprintf(stderr, "kernels_bench: --layout '%s': expected tn, nn, nt or tt\n", o.layout);
     return 64;
   }
-
   const gt_harness_ops_t *h = gt_harness_for(GT_BACKEND_CUDA);
   if (!h || h->available(0) != GT_OK) {
     printf("skip: no usable CUDA device: %s\n", gt_err_msg());
@@ -148,22 +302,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kernels_bench: %s\n", gt_err_msg());
     return 1;
   }
-
   FILE *csv = NULL, *ccsv = NULL;
-  if (o.out && *o.out) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/kernels_bench.csv", o.out);
-    csv = fopen(path, "w");
-    snprintf(path, sizeof path, "%s/kernels_bench_candidates.csv", o.out);
-    ccsv = fopen(path, "w");
-    if (!csv || !ccsv) {
-      fprintf(stderr, "kernels_bench: cannot write under %s\n", o.out);
-      return 1;
-    }
-    fprintf(csv, "label,tokens,out,in,weight_mb,cublas_us,cublas_spread,best_us,best_spread,"
-                 "best_name,ratio,best_gbps,cublas_gbps,own_raced,own_gate_failed\n");
-    fprintf(ccsv, "label,tokens,out,in,name,quick_us,median_us,spread,rounds\n");
-  }
+  if (o.out && *o.out && !open_csvs(o.out, &csv, &ccsv)) return 1;
   printf("device: %s (%s, %d SMs, L2 %.0f MB, %.0f GB/s datasheet)\n", dev.name, dev.arch,
          dev.sm_count, dev.cache_bytes / 1e6, dev.peak_gbps);
   printf("layout: %s\n", o.layout ? o.layout : "as in the shapes file (tn: nn.Linear)");
@@ -172,26 +312,9 @@ int main(int argc, char **argv) {
          o.rounds, o.finalists);
   printf("%-22s %6s %6s %6s | %9s %9s %6s %8s | %s\n", "shape", "tokens", "out", "in",
          "cublas_us", "own_us", "ratio", "own_GB/s", "best own instance");
-
-  static entry_t e[MAX_CANDS];
-  double log_clamped = 0, log_raw = 0;
-  /* What the targets can be at all: the geomean of max(1, cublas / floor), the floor being the
-   * row's bytes moved at the datasheet bandwidth with no launch or tail cost. */
-  double log_ceiling = 0;
-  double t9_floor = 0;
-  int counted = 0;
-  /* The same geomeans per tokens value (the decode regime moves with it). */
-  struct tok_geo {
-    long long tokens;
-    double log_raw, log_clamped;
-    int n;
-  } by_tok[32];
-  int n_tok = 0;
-  /* The issue's targets: decode at 4096x4096 and 6144x4096 (tokens <= 16) within 9 us; weights
-   * of 100 MB or more streamed at 4.3 TB/s or better. */
-  int t9_n = 0, t9_met = 0, bw_n = 0, bw_met = 0;
-  double t9_worst = 0, bw_lowest = INFINITY;
-  char t9_where[96] = "", bw_where[96] = "";
+  summary_t S;
+  memset(&S, 0, sizeof S);
+  S.bw_lowest = INFINITY;
   const double t_start = now_s();
   for (size_t si = 0; si < shapes.n; si++) {
     const gt_shape_t *sh = &shapes.v[si];
@@ -202,165 +325,14 @@ int main(int argc, char **argv) {
       pl.lda = pl.ldb = pl.ldc = 0;
       gt_problem_fill_lds(&pl);
     }
-    const gt_problem_t *p = &pl;
     if (o.filter && !strstr(sh->label, o.filter)) continue;
-    if (!tokens_selected(o.tokens, p->n)) continue;
-
-    gt_measure_opts_t mo;
-    gt_measure_opts_init(&mo);
-    mo.seed = 1234567 + si;
-    struct gt_bench *b = NULL;
-    if (h->open(p, &mo, &b) != GT_OK) {
-      fprintf(stderr, "%s tokens=%lld: open: %s\n", sh->label, (long long)p->n, gt_err_msg());
-      continue;
-    }
-    int n = add_candidates("cublas", p, e, 0, true);
-    if (n != 1) {
-      fprintf(stderr, "%s tokens=%lld: no cublas baseline\n", sh->label, (long long)p->n);
-      h->close(b);
-      continue;
-    }
-    n = add_candidates("kernels", p, e, n, false);
-
-    // Load and gate everything; a candidate that fails is never timed.
-    int gate_failed = 0;
-    for (int i = 0; i < n; i++) {
-      gt_gate_t g;
-      if (h->load(b, &e[i].c, &e[i].l) != GT_OK) {
-        fprintf(stderr, "  %s: load: %s\n", e[i].c.name, gt_err_msg());
-        gate_failed += i > 0;
-        continue;
-      }
-      if (h->gate(b, e[i].l, &g) != GT_OK || !g.passed) {
-        fprintf(stderr, "  %s: gate: %s\n", e[i].c.name, g.why[0] ? g.why : gt_err_msg());
-        gate_failed += i > 0;
-        continue;
-      }
-      e[i].ok = true;
-    }
-    if (!e[0].ok) {
-      fprintf(stderr, "%s tokens=%lld: baseline failed\n", sh->label, (long long)p->n);
-      for (int i = 0; i < n; i++)
-        if (e[i].l) h->unload(e[i].l);
-      h->close(b);
-      continue;
-    }
-    // The first sample sizes the graph from the baseline, so every candidate is timed with the
-    // same number of launches per sample.
-    double us;
-    if (h->time(b, e[0].l, 0, &us) != GT_OK) {
-      fprintf(stderr, "%s tokens=%lld: timing the baseline: %s\n", sh->label, (long long)p->n,
-              gt_err_msg());
-      for (int i = 0; i < n; i++)
-        if (e[i].l) h->unload(e[i].l);
-      h->close(b);
-      continue;
-    }
-    e[0].quick = us;
-    entry_t *own[MAX_CANDS];
-    int nown = 0;
-    for (int i = 1; i < n; i++) {
-      if (!e[i].ok) continue;
-      if (h->time(b, e[i].l, 0, &e[i].quick) != GT_OK) {
-        fprintf(stderr, "  %s: time: %s\n", e[i].c.name, gt_err_msg());
-        continue;
-      }
-      own[nown++] = &e[i];
-    }
-    qsort(own, (size_t)nown, sizeof own[0], cmp_quick);
-    const int nf = nown < o.finalists ? nown : o.finalists;
-    entry_t *race[MAX_CANDS];
-    int nr = 0;
-    race[nr++] = &e[0];
-    for (int i = 0; i < nf; i++) race[nr++] = own[i];
-    for (int r = 0; r < o.rounds; r++)
-      for (int i = 0; i < nr; i++)
-        if (h->time(b, race[i]->l, 0, &us) == GT_OK) race[i]->samples[race[i]->ns++] = us;
-    for (int i = 0; i < nr; i++) gt_stats_summarise(race[i]->samples, (size_t)race[i]->ns, &race[i]->sum);
-
-    entry_t *best = NULL;
-    for (int i = 1; i < nr; i++)
-      if (race[i]->ns && (!best || race[i]->sum.median < best->sum.median)) best = race[i];
-    const double bytes = gt_problem_min_bytes(p);
-    const double cu = e[0].sum.median;
-    const double own_us = best ? best->sum.median : NAN;
-    const double ratio = best ? cu / own_us : NAN;
-    printf("%-22s %6lld %6lld %6lld | %9.2f %9.2f %6.2f %8.0f | %s\n", sh->label,
-           (long long)p->n, (long long)p->m, (long long)p->k, cu, own_us, ratio,
-           best ? bytes / own_us / 1e3 : NAN, best ? best->c.name : "(no own candidate)");
-    fflush(stdout);
-    if (best) {
-      log_clamped += log(ratio > 1 ? ratio : 1);
-      log_raw += log(ratio);
-      counted++;
-      int ti = 0;
-      while (ti < n_tok && by_tok[ti].tokens != (long long)p->n) ti++;
-      if (ti == n_tok && n_tok < (int)(sizeof by_tok / sizeof by_tok[0]))
-        by_tok[n_tok++] = (struct tok_geo){(long long)p->n, 0, 0, 0};
-      if (ti < n_tok) {
-        by_tok[ti].log_raw += log(ratio);
-        by_tok[ti].log_clamped += log(ratio > 1 ? ratio : 1);
-        by_tok[ti].n++;
-      }
-      const double weight_mb = (double)p->m * p->k * 2 / 1e6, tbps = bytes / own_us / 1e6;
-      const double floor_us = dev.peak_gbps > 0 ? bytes / (dev.peak_gbps * 1e3) : NAN;
-      log_ceiling += log(cu / floor_us > 1 ? cu / floor_us : 1);
-      if (p->k == 4096 && (p->m == 4096 || p->m == 6144) && p->n <= 16) {
-        t9_n++;
-        if (floor_us > t9_floor) t9_floor = floor_us;
-        t9_met += own_us <= 9.0;
-        if (own_us > t9_worst) {
-          t9_worst = own_us;
-          snprintf(t9_where, sizeof t9_where, "%s tokens=%lld", sh->label, (long long)p->n);
-        }
-      }
-      if (weight_mb >= 100) {
-        bw_n++;
-        bw_met += tbps >= 4.3;
-        if (tbps < bw_lowest) {
-          bw_lowest = tbps;
-          snprintf(bw_where, sizeof bw_where, "%s tokens=%lld", sh->label, (long long)p->n);
-        }
-      }
-    }
-    if (csv) {
-      fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d\n",
-              sh->label, (long long)p->n, (long long)p->m, (long long)p->k,
-              (double)p->m * p->k * 2 / 1e6, cu, e[0].sum.rel_spread, own_us,
-              best ? best->sum.rel_spread : NAN, best ? best->c.name : "", ratio,
-              best ? bytes / own_us / 1e3 : NAN, bytes / cu / 1e3, nown, gate_failed);
-      for (int i = 0; i < n; i++) {
-        if (!e[i].ok) continue;
-        fprintf(ccsv, "%s,%lld,%lld,%lld,%s,%.3f,%.3f,%.4f,%d\n", sh->label, (long long)p->n,
-                (long long)p->m, (long long)p->k, e[i].c.name, e[i].quick,
-                e[i].ns ? e[i].sum.median : NAN, e[i].ns ? e[i].sum.rel_spread : NAN, e[i].ns);
-      }
-      fflush(csv);
-      fflush(ccsv);
-    }
-    for (int i = 0; i < n; i++)
-      if (e[i].l) h->unload(e[i].l);
-    h->close(b);
+    if (!tokens_selected(o.tokens, pl.n)) continue;
+    shape_race_t sr;
+    if (!race_shape(sh, &pl, &o, si, &sr)) continue;
+    report_shape(&sr, sh, &pl, &dev, &S, csv, ccsv);
+    gt_search_result_free(&sr.r);
   }
-  printf("\n%d shapes in %.0f s\n", counted, now_s() - t_start);
-  if (counted) {
-    printf("geomean of max(1, cublas/own) (tuned dispatch): %.3f\n", exp(log_clamped / counted));
-    printf("geomean of cublas/own (best own alone):          %.3f\n", exp(log_raw / counted));
-    if (dev.peak_gbps > 0)
-      printf("ceiling: geomean of max(1, cublas/floor), floor = bytes at %.0f GB/s with no "
-             "launch or tail: %.3f\n", dev.peak_gbps, exp(log_ceiling / counted));
-    for (int ti = 0; ti < n_tok; ti++)
-      printf("tokens %4lld: geomean cublas/own %.3f, tuned %.3f (%d rows)\n", by_tok[ti].tokens,
-             exp(by_tok[ti].log_raw / by_tok[ti].n), exp(by_tok[ti].log_clamped / by_tok[ti].n),
-             by_tok[ti].n);
-  }
-  if (t9_n)
-    printf("target own <= 9 us at 4096x4096/6144x4096, tokens <= 16: %d of %d met (worst %.2f us, "
-           "%s; the largest of these rows' floors: %.2f us)\n", t9_met, t9_n, t9_worst, t9_where,
-           t9_floor);
-  if (bw_n)
-    printf("target >= 4.3 TB/s on weights >= 100 MB: %d of %d met (lowest %.2f TB/s, %s)\n",
-           bw_met, bw_n, bw_lowest, bw_where);
+  summary_print(&S, &dev, now_s() - t_start);
   if (csv) fclose(csv);
   if (ccsv) fclose(ccsv);
   gt_shapes_free(&shapes);

@@ -12,34 +12,20 @@
 # Environment: BATCHES (default "1 16"), RUNS (verify's end-to-end runs per side, 5), TUNE_ARGS
 #   (default "--budget 3 --finalists 4 --rounds 9").
 set -uo pipefail
-BUILD=${1:?usage: layout_verify.sh BUILD OUTDIR}
-OUT=${2:?usage: layout_verify.sh BUILD OUTDIR}
-root=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$BUILD" && pwd)
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-GT=$BUILD/gemmtune
-SHIM=$BUILD/libgemmtune_preload.so
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_setup layout_verify.sh "$@"
 CLIENT=$root/bench/layout_client.py
 BATCHES=${BATCHES:-1 16}
 RUNS=${RUNS:-5}
 TUNE_ARGS=${TUNE_ARGS:---budget 3 --finalists 4 --rounds 9}
-export PYTHONUNBUFFERED=1
-t0=$(date +%s)
-stage() { echo "=== $* [$(($(date +%s) - t0)) s]"; }
-die() { echo "SETUP ERROR: $*"; echo "RESULT: FAIL"; exit 2; }
 [ -x "$GT" ] || die "$GT not built"
 [ -f "$SHIM" ] || die "$SHIM not built (CUDA off?)"
 
-# Tune against the cuBLAS PyTorch loads (cuBLASLt rows record its version).
-lt_dir=$(python3 - 2>/dev/null <<'PY'
-import torch
-a = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
-(a @ a).sum().item()
-libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcublasLt" in l})
-print(libs[0].rsplit("/", 1)[0] if libs else "")
-PY
-)
+# Tune against the cuBLAS PyTorch loads (cuBLASLt rows record its version). The client needs
+# torch alone; without it the default cuBLASLt is used and the capture below says what failed.
+lt_dir=
+bench_torch_probe "$OUT/torch_env.txt" && lt_dir=$(bench_torch_lib_dir "$OUT/torch_env.txt" libcublasLt)
 [ -n "$lt_dir" ] && export LD_LIBRARY_PATH="$lt_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "PyTorch's cuBLASLt: ${lt_dir:-not found (default one)}"
 

@@ -25,23 +25,14 @@
 # Environment: BATCHES (default 1,16), PROMPT_LEN (16), TOL (1e-2), REPS (graph replays, 50),
 #   TUNE_ARGS (extra `gemmtune tune` arguments), KEEP_LOGITS=1 keeps the .pt files.
 set -uo pipefail
-BUILD=${1:?usage: llama_capture_tune.sh BUILD OUTDIR}
-OUT=${2:?usage: llama_capture_tune.sh BUILD OUTDIR}
-root=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$BUILD" && pwd)
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-GT=$BUILD/gemmtune
-SHIM=$BUILD/libgemmtune_preload.so
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_setup llama_capture_tune.sh "$@"
 MODEL=$root/bench/llama_model.py
 BATCHES=${BATCHES:-1,16}
 PROMPT_LEN=${PROMPT_LEN:-16}
 TOL=${TOL:-1e-2}
 REPS=${REPS:-50}
-export PYTHONUNBUFFERED=1
-t0=$(date +%s)
-stage() { echo "=== $* [$(($(date +%s) - t0)) s]"; }
-die() { echo "SETUP ERROR: $*"; exit 2; }
 model_args=(--batch "$BATCHES" --prompt-len "$PROMPT_LEN" --graph --reps "$REPS")
 
 [ -x "$GT" ] || die "$GT not built"
@@ -50,19 +41,11 @@ model_args=(--batch "$BATCHES" --prompt-len "$PROMPT_LEN" --graph --reps "$REPS"
 stage "environment"
 # The cuBLAS PyTorch loads (its wheel's, not the system's): tuning must race and record configs
 # against that copy, or cuBLASLt rows would carry another library version and not be used.
-python3 - >"$OUT/torch_env.txt" 2>&1 <<'EOF'
-import torch, transformers
-a = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
-(a @ a).sum().item()
-print("torch", torch.__version__, "transformers", transformers.__version__,
-      "device", torch.cuda.get_device_name(0))
-for l in sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcublas" in l}):
-    print("lib", l)
-EOF
+bench_torch_probe "$OUT/torch_env.txt" transformers
 rc=$?
 cat "$OUT/torch_env.txt"
 [ $rc -eq 0 ] || die "PyTorch cannot run a bf16 matmul here"
-lt_dir=$(sed -n 's|^lib \(.*\)/libcublasLt\.so.*|\1|p' "$OUT/torch_env.txt" | head -n 1)
+lt_dir=$(bench_torch_lib_dir "$OUT/torch_env.txt" libcublasLt)
 if [ -n "$lt_dir" ]; then
   echo "tuning against PyTorch's cuBLAS in $lt_dir"
   tune_env=(env "LD_LIBRARY_PATH=$lt_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")

@@ -23,15 +23,9 @@
 #   DB (a tuned DB to verify instead of capturing and tuning; by default the DB of the torch
 #   stage, OUTDIR/../torch/llama.db, is reused when it exists; FRESH=1 ignores it).
 set -uo pipefail
-BUILD=${1:?usage: llama_verify.sh BUILD OUTDIR}
-OUT=${2:?usage: llama_verify.sh BUILD OUTDIR}
-root=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$BUILD" && pwd)
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-GT=$BUILD/gemmtune
-SHIM=$BUILD/libgemmtune_preload.so
-TRACER=$BUILD/libgemmtune_trace.so
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_setup llama_verify.sh "$@"
 MODEL=$root/bench/llama_model.py
 BATCHES=${BATCHES:-1 16}
 RUNS=${RUNS:-3}
@@ -39,10 +33,6 @@ WARMUP=${WARMUP:-0}
 REPS=${REPS:-50}
 PROMPT_LEN=${PROMPT_LEN:-16}
 TUNE_ARGS=${TUNE_ARGS:---budget 3 --finalists 4 --rounds 9}
-export PYTHONUNBUFFERED=1
-t0=$(date +%s)
-stage() { echo "=== $* [$(($(date +%s) - t0)) s]"; }
-die() { echo "SETUP ERROR: $*"; exit 2; }
 
 [ -x "$GT" ] || die "$GT not built"
 [ -f "$SHIM" ] || die "$SHIM not built (CUDA off?)"
@@ -50,21 +40,13 @@ die() { echo "SETUP ERROR: $*"; exit 2; }
 [ -f "$MODEL" ] || die "$MODEL missing"
 
 stage "environment"
-python3 - >"$OUT/torch_env.txt" 2>&1 <<'EOF'
-import torch, transformers
-a = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
-(a @ a).sum().item()
-print("torch", torch.__version__, "transformers", transformers.__version__,
-      "device", torch.cuda.get_device_name(0))
-for l in sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcublas" in l or "libcupti" in l}):
-    print("lib", l)
-EOF
+bench_torch_probe "$OUT/torch_env.txt" transformers
 rc=$?
 cat "$OUT/torch_env.txt"
 [ $rc -eq 0 ] || die "PyTorch cannot run a bf16 matmul here"
 # Tune and calibrate against the cuBLAS PyTorch loads: cuBLASLt rows record its version, and the
 # kernels a configuration runs are that version's.
-lt_dir=$(sed -n 's|^lib \(.*\)/libcublasLt\.so.*|\1|p' "$OUT/torch_env.txt" | head -n 1)
+lt_dir=$(bench_torch_lib_dir "$OUT/torch_env.txt" libcublasLt)
 if [ -n "$lt_dir" ]; then
   echo "using PyTorch's cuBLAS in $lt_dir"
   export LD_LIBRARY_PATH="$lt_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

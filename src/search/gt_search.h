@@ -26,6 +26,9 @@ extern "C" {
 typedef struct gt_search_opts {
   gt_measure_opts_t measure;
   gt_backend_t backend;
+  gt_entry_t entry;       /* the entry point the problem's calls come through: its baseline
+                             provider (gt_provider_baseline) supplies the baseline candidate
+                             (default GT_ENTRY_DEFAULT, the backend's usual path) */
   double min_improvement; /* fraction, default 0.03 */
   int finalists;          /* candidates re-timed after the prune pass (default 6) */
   int rounds;             /* interleaved rounds (default 15) */
@@ -37,6 +40,11 @@ typedef struct gt_search_opts {
   bool exhaustive;        /* providers enumerate their whole space */
   const char *providers;  /* comma-separated provider names to use (NULL = all ready) */
   const char *exclude;    /* comma-separated instance names never to run (faulted before) */
+  double prune_fraction;  /* a quick-pass sample is this fraction of a careful one (default
+                             0.25: enough to rank, not to report; >= 1: a careful sample) */
+  bool gate_all;          /* gate every ranked candidate, not only until `finalists` have passed:
+                             the rest keep GT_DISP_PRUNED with their verdict in gate (a benchmark
+                             that reports how many fail) */
   bool profile_all;       /* profile: gate and time every candidate, no pruning */
   bool estimate_only;     /* stop after the baseline and print the cost estimate */
   bool baseline_only;     /* measure the baseline alone (gemmtune baseline) */
@@ -90,7 +98,7 @@ typedef struct gt_search_result {
   double elapsed_s;
   double estimate_s; /* estimated cost of the prune pass (set once the baseline is timed) */
   size_t n_excluded, n_active;
-  char unavailable[512]; /* providers that are not ready here, with why */
+  char unavailable[512]; /* providers that are not ready here (or failed to enumerate), with why */
 } gt_search_result_t;
 
 /* Progress hooks (all optional). on_candidate is called before a candidate is loaded/run, so a
@@ -103,7 +111,10 @@ typedef struct gt_search_events {
 
 /* Run the search for p. Returns GT_OK when the shape was searched (whether or not it improved);
  * an error when it could not be (no harness, no baseline, baseline failed the gate...), with
- * out->failure saying why. out must be freed with gt_search_result_free either way. */
+ * out->failure saying why. The baseline is the candidate marked is_baseline by the provider that
+ * stands for o->entry on o->backend; without one, out->failure names that provider and why (its
+ * exclusion reason for p, its unavailability, or that --providers left it out). out must be
+ * freed with gt_search_result_free either way. */
 gt_status_t gt_search_run(const gt_problem_t *p, const gt_search_opts_t *o,
                           const gt_search_events_t *ev, gt_search_result_t *out);
 void gt_search_result_free(gt_search_result_t *r);

@@ -5,22 +5,17 @@
  * Rows measured on another device or with another library version are listed as not applicable,
  * with the differing fact, never skipped silently.
  *
- * Each row is replayed in a forked child, as tune does: a candidate that faults poisons only that
- * child's CUDA context, and the parent never initialises CUDA. */
+ * Each row is replayed in a worker process (search/gt_isolate), as tune does: a candidate that
+ * faults poisons only that worker's CUDA context, and the parent never initialises CUDA. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "core/gt_db.h"
+#include "search/gt_isolate.h"
 
 static const char k_help[] =
     "Usage: gemmtune check DB [options]\n\n"
@@ -49,7 +44,7 @@ enum { K_FORMAT = 3000, K_HELP, K_TOL, K_RTIMEOUT };
 
 typedef enum { CK_PASS = 0, CK_NA, CK_FAIL } ck_state_t;
 
-/* What a child reports about one row (written whole to a pipe: well under PIPE_BUF). */
+/* What a replay reports about one row (one gt_isolate message). */
 typedef struct check_out {
   int state;            /* ck_state_t */
   char verdict[24];
@@ -58,8 +53,6 @@ typedef struct check_out {
   double sp_now, tol;
   char dev[64];
 } check_out_t;
-
-_Static_assert(sizeof(check_out_t) < 4096, "one atomic pipe write");
 
 static void set_out(check_out_t *o, ck_state_t st, const char *verdict, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -199,20 +192,46 @@ static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol
   gt_search_result_free(&r);
 }
 
-static bool wait_child(pid_t pid, double timeout_s, int *st) {
-  double t0 = gt_cli_now();
-  for (;;) {
-    pid_t w = waitpid(pid, st, WNOHANG);
-    if (w == pid) return true;
-    if (w < 0 && errno != EINTR) return false;
-    if (gt_cli_now() - t0 > timeout_s) {
-      kill(pid, SIGKILL);
-      waitpid(pid, st, 0);
-      return false;
-    }
-    struct timespec ts = {0, 20 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
+/* The replay of one row, run in a worker (search/gt_isolate). */
+typedef struct check_job {
+  const gt_db_row_t *row;
+  const gt_cli_search_t *cs;
+  double min_tol;
+} check_job_t;
+
+static int check_worker(gt_isolate_chan_t *ch, void *arg) {
+  const check_job_t *j = arg;
+  check_out_t co;
+  check_row(j->row, *j->cs, j->min_tol, &co);
+  return gt_isolate_send(ch, &co, sizeof co) == GT_OK ? 0 : 1;
+}
+
+static bool on_check_msg(void *ctx, const void *msg, size_t len) {
+  if (len != sizeof(check_out_t)) return false;
+  memcpy(ctx, msg, len);
+  return true;
+}
+
+/* Replay row in a worker; a replay that crashed, hung or exited without an answer becomes a
+ * failed row saying which. GT_ERR_IO when no worker could be started. */
+static gt_status_t replay_isolated(const gt_db_row_t *row, const gt_cli_search_t *cs,
+                                   double min_tol, double row_timeout, check_out_t *o) {
+  memset(o, 0, sizeof *o);
+  check_job_t job = {row, cs, min_tol};
+  gt_isolate_end_t end;
+  /* The replay sends nothing until its answer, so the silence limit bounds the whole row. */
+  gt_status_t s = gt_isolate_run(check_worker, &job, row_timeout, on_check_msg, o, &end);
+  if (s != GT_OK || end.answered) return s;
+  memset(o, 0, sizeof *o);
+  o->state = CK_FAIL;
+  snprintf(o->verdict, sizeof o->verdict, "%s", end.how == GT_ISOLATE_SILENT ? "hung" : "crashed");
+  if (end.how == GT_ISOLATE_SILENT)
+    snprintf(o->note, sizeof o->note, "no answer within %.0f s (--row-timeout)", row_timeout);
+  else if (end.how == GT_ISOLATE_SIGNALED)
+    snprintf(o->note, sizeof o->note, "the replay died of signal %d", end.signal);
+  else
+    snprintf(o->note, sizeof o->note, "the replay exited %d without a result", end.status);
+  return GT_OK;
 }
 
 int gt_cmd_check(int argc, char **argv) {
@@ -275,41 +294,9 @@ int gt_cmd_check(int argc, char **argv) {
     const gt_db_row_t *row = &db.rows[i];
     gt_cli_progress("check", "row", i + 1, db.n, gt_cli_now() - t0);
     check_out_t o;
-    memset(&o, 0, sizeof o);
-    int pfd[2];
-    if (pipe(pfd) != 0) {
+    if (replay_isolated(row, &cs, tol, row_timeout, &o) != GT_OK) {
       gt_db_free(&db);
-      return fprintf(stderr, "gemmtune check: pipe: %s\n", strerror(errno)), EX_IOERR_;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-      gt_db_free(&db);
-      return fprintf(stderr, "gemmtune check: fork: %s\n", strerror(errno)), EX_IOERR_;
-    }
-    if (pid == 0) {
-      close(pfd[0]);
-      check_out_t co;
-      check_row(row, cs, tol, &co);
-      ssize_t w = write(pfd[1], &co, sizeof co);
-      _exit(w == (ssize_t)sizeof co ? 0 : 1);
-    }
-    close(pfd[1]);
-    int st = 0;
-    bool done = wait_child(pid, row_timeout, &st);
-    ssize_t got = read(pfd[0], &o, sizeof o);
-    close(pfd[0]);
-    if (got != (ssize_t)sizeof o) {
-      memset(&o, 0, sizeof o);
-      o.state = CK_FAIL;
-      snprintf(o.verdict, sizeof o.verdict, "%s", done ? "crashed" : "hung");
-      if (!done)
-        snprintf(o.note, sizeof o.note, "no answer within %.0f s (--row-timeout)", row_timeout);
-      else if (WIFSIGNALED(st))
-        snprintf(o.note, sizeof o.note, "the replay died of signal %d", WTERMSIG(st));
-      else
-        snprintf(o.note, sizeof o.note, "the replay exited %d without a result",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+      return fprintf(stderr, "gemmtune check: %s\n", gt_err_msg()), EX_IOERR_;
     }
     if (o.dev[0]) snprintf(devname, sizeof devname, "%s", o.dev);
     if (o.state == CK_PASS) npass++;

@@ -57,4 +57,15 @@ fi
 # Merge: the DB with itself is a no-op merge; output written atomically.
 expect_exit 0 "merge two DBs" "$GT" merge "$db" "$db" -o "$TMP/merged.db"
 [ -f "$TMP/merged.db" ] && ok "merged DB written" || bad "merged DB missing"
+
+# A shape without a baseline says why in the baseline provider's words (cpu excludes i8), and
+# does not quote a provider that has nothing to do with it (testonly is merely not enabled).
+expect_exit 66 "a shape the baseline provider excludes is not searched" \
+  "$GT" profile --cpu --rounds 5 --linear 16,64,64 --dtype i8
+expect_grep "the message names the baseline provider and its reason" \
+  'no baseline candidate for this problem: cpu \(today.s path for default calls\) excludes cpu_naive_i8: types'
+expect_nogrep "the message does not quote another provider" 'problem:.*testonly'
+expect_exit 66 "a baseline provider left out by --providers is named" \
+  "$GT" profile --cpu --rounds 5 --linear 16,64,64 --providers testonly
+expect_grep "the message says --providers left it out" 'cpu \(today.s path for default calls\) is not among --providers testonly'
 finish
