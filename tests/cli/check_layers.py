@@ -117,7 +117,8 @@ def kernel_prefixes(src):
         if isinstance(node, dict):
             for k, v in node.items():
                 if k in ("arch", "archs"):
-                    for a in (v if isinstance(v, list) else [v]):
+                    # A family's list of architectures, or the table of them (keyed by token).
+                    for a in (v if isinstance(v, list) else list(v) if isinstance(v, dict) else [v]):
                         if isinstance(a, str):
                             yield a
                 else:

@@ -53,7 +53,8 @@ cp -r "$SRC/src" "$TMP/newarch/src"
 python3 - "$TMP/newarch/src/kernels/space.json" <<'PY'
 import json, sys
 space = json.load(open(sys.argv[1]))
-space["arch"] = "sm100"
+space["archs"]["sm100"] = {"target": "sm_100a", "max_smem": 232448}
+space["families"]["wg"]["archs"].append("sm100")
 json.dump(space, open(sys.argv[1], "w"))
 PY
 printf '%s\n' 'static const char *k_planted = "gt_sm100_wg_bf16";' >>"$TMP/newarch/src/tools/cmd_list.c"
