@@ -151,7 +151,7 @@ static void test_standins_are_not_providers(void **st) {
   assert_false(in_table);
   assert_null(gt_provider_find("cublas"));
   char why[200];
-  assert_null(gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, why, sizeof why));
+  assert_null(gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, NULL, why, sizeof why));
   assert_non_null(strstr(why, "no provider stands for gemmex calls on cuda"));
 #endif
 }

@@ -822,7 +822,10 @@ static void cpu_release(void *state) {
 }
 
 /* cpu_naive stands for an unoptimised host application's own loop. */
-static bool cpu_baseline_for(gt_entry_t e) { return e == GT_ENTRY_DEFAULT || e == GT_ENTRY_HOST; }
+static bool cpu_baseline_for(gt_entry_t e, const gt_problem_t *p) {
+  (void)p;
+  return e == GT_ENTRY_DEFAULT || e == GT_ENTRY_HOST;
+}
 
 const gt_provider_t gt_provider_cpu = {
     .api_version = GT_PROVIDER_API_VERSION,

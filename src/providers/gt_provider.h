@@ -76,6 +76,10 @@ typedef struct gt_enum_opts {
   int max_candidates; /* cap on non-excluded candidates (0 = provider default) */
   bool exhaustive;    /* providers with a huge space (cuBLASLt) enumerate it all */
   int device;         /* CUDA device ordinal */
+  gt_entry_t entry;   /* the entry point the shape's calls came through: the provider whose
+                         baseline_for(entry, p) is true marks its baseline candidate */
+  uint64_t workspace; /* bytes of workspace the application gives such a call (0 unknown): the
+                         baseline is run with what the application offers, not more */
 } gt_enum_opts_t;
 
 /* The kernels one call of a DB row's candidate launches, as its provider states them, for
@@ -98,9 +102,11 @@ typedef struct gt_provider {
    * missing) returns an error and the message says why; it is then listed as unavailable. */
   gt_status_t (*init)(void);
   /* (optional) whether this provider's baseline candidate (is_baseline) stands for today's path
-   * of calls made through entry point e on its backend: the search driver races every shape
-   * against the candidate of the provider that answers true (gt_provider_baseline). */
-  bool (*baseline_for)(gt_entry_t e);
+   * of problem p's calls made through entry point e on its backend: the search driver races
+   * every shape against the candidate of the provider that answers true (gt_provider_baseline).
+   * p lets a provider answer for the calls only it can issue (a bias epilogue exists only in
+   * cublasLtMatmul, so a biased key that does not say where it came from is an Lt call). */
+  bool (*baseline_for)(gt_entry_t e, const gt_problem_t *p);
   /* (optional) dependency string recorded in DB rows: e.g. "cublaslt=130100". NULL or "-" when
    * the provider's choices don't depend on a library version. */
   const char *(*lib_version)(void);
@@ -137,12 +143,14 @@ const gt_provider_t *gt_provider_find(const char *name);
 /* Initialise once (idempotent); returns the provider's init status, message in gt_err_msg. */
 gt_status_t gt_provider_ready(const gt_provider_t *p);
 
-/* The provider that stands for today's path of calls through entry e on backend b (the first in
- * the table whose baseline_for(e) is true; GT_ENTRY_DEFAULT means the backend's usual entry).
+/* The provider that stands for today's path of p's calls through entry e on backend b (the first
+ * in the table whose baseline_for(e, p) is true; GT_ENTRY_DEFAULT means the backend's usual
+ * entry for such a problem).
  * NULL when there is none or it is not ready here, with why (may be NULL) saying which, in that
  * provider's own words: "no provider stands for cublasLtMatmul calls on cuda in this build",
  * "cublas (today's path for gemmex calls) is unavailable: no CUDA device". */
-const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, char *why, size_t cap);
+const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, const gt_problem_t *p,
+                                          char *why, size_t cap);
 
 /* Whether a DB row's library dependency (row_lib as rows spell it: "cublaslt=130100"; "-" or
  * empty for none) holds for p as this process loads it (lib_version): a row without one applies

@@ -113,7 +113,8 @@ gt_status_t gt_provider_ready(const gt_provider_t *p) {
   return s;
 }
 
-const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, char *why, size_t cap) {
+const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, const gt_problem_t *p,
+                                          char *why, size_t cap) {
   char dummy[1];
   if (!why) {
     why = dummy;
@@ -121,17 +122,20 @@ const gt_provider_t *gt_provider_baseline(gt_backend_t b, gt_entry_t e, char *wh
   }
   why[0] = '\0';
   for (size_t i = 0; i < N_PROVIDERS; i++) {
-    const gt_provider_t *p = k_providers[i];
-    if (p->backend != b || !p->baseline_for || !p->baseline_for(e)) continue;
-    if (gt_provider_ready(p) != GT_OK) {
-      snprintf(why, cap, "%s (today's path for %s calls) is unavailable: %s", p->name,
+    const gt_provider_t *pr = k_providers[i];
+    if (pr->backend != b || !pr->baseline_for || !pr->baseline_for(e, p)) continue;
+    if (gt_provider_ready(pr) != GT_OK) {
+      snprintf(why, cap, "%s (today's path for %s calls) is unavailable: %s", pr->name,
                gt_entry_name(e), gt_err_msg());
       return NULL;
     }
-    return p;
+    return pr;
   }
-  snprintf(why, cap, "no provider stands for %s calls on %s in this build", gt_entry_name(e),
-           b == GT_BACKEND_CUDA ? "cuda" : "host");
+  char epi[48] = "";
+  if (p && p->epilogue != GT_EPI_NONE)
+    snprintf(epi, sizeof epi, " with a %s epilogue", gt_epilogue_name(p->epilogue));
+  snprintf(why, cap, "no provider stands for %s calls%s on %s in this build", gt_entry_name(e),
+           epi, b == GT_BACKEND_CUDA ? "cuda" : "host");
   return NULL;
 }
 

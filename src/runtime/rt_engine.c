@@ -472,7 +472,7 @@ gt_status_t gt_rt_run_hit(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, voi
 static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
   char absent[300];
   const gt_provider_t *prov =
-      gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, absent, sizeof absent);
+      gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, &e->key, absent, sizeof absent);
   if (!prov) {
     snprintf(e->fb_instance, sizeof e->fb_instance, "-");
     gt_err_set(GT_ERR_UNSUPPORTED, "%s", absent);
@@ -507,7 +507,7 @@ static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
 
 const char *gt_rt_default_provider(const gt_rt_entry_t *e) {
   if (e->fb_prov) return e->fb_prov->name;
-  const gt_provider_t *p = gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, NULL, 0);
+  const gt_provider_t *p = gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, &e->key, NULL, 0);
   return p ? p->name : "-";
 }
 

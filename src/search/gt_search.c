@@ -167,9 +167,11 @@ static void note_unavailable(search_t *S, size_t *ulen, const char *fmt, ...) {
 static gt_status_t enumerate(search_t *S, gt_cand_list_t *list) {
   const gt_search_opts_t *o = S->o;
   phase(S->ev, "enumerate", 0, 0);
-  S->base_prov = gt_provider_baseline(o->backend, o->entry, S->base_why, sizeof S->base_why);
+  S->base_prov =
+      gt_provider_baseline(o->backend, o->entry, S->p, S->base_why, sizeof S->base_why);
   gt_enum_opts_t eo = {.max_candidates = o->max_candidates, .exhaustive = o->exhaustive,
-                       .device = o->measure.device};
+                       .device = o->measure.device, .entry = o->entry,
+                       .workspace = o->workspace};
   size_t ulen = 0;
   for (size_t i = 0; i < gt_provider_count(); i++) {
     const gt_provider_t *prov = gt_provider_at(i);

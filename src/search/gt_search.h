@@ -29,6 +29,8 @@ typedef struct gt_search_opts {
   gt_entry_t entry;       /* the entry point the problem's calls come through: its baseline
                              provider (gt_provider_baseline) supplies the baseline candidate
                              (default GT_ENTRY_DEFAULT, the backend's usual path) */
+  uint64_t workspace;     /* bytes of workspace the application gives those calls (0 unknown;
+                             the baseline provider then assumes what frameworks give) */
   double min_improvement; /* fraction, default 0.03 */
   int finalists;          /* candidates re-timed after the prune pass (default 6) */
   int rounds;             /* interleaved rounds (default 15) */

@@ -207,7 +207,10 @@ int gt_cmd_baseline(int argc, char **argv) {
     progress_ctx_t pc = {"baseline", gt_cli_now()};
     gt_search_events_t ev = {&pc, on_phase, NULL};
     gt_search_result_t r;
-    gt_status_t s = gt_search_run(&sh.v[i].p, &cs.so, &ev, &r);
+    gt_search_opts_t so = cs.so;
+    if (sh.v[i].entry != GT_ENTRY_DEFAULT) so.entry = sh.v[i].entry;
+    if (sh.v[i].workspace) so.workspace = sh.v[i].workspace;
+    gt_status_t s = gt_search_run(&sh.v[i].p, &so, &ev, &r);
     gt_cli_progress_clear();
     double fl = gt_problem_flops(&sh.v[i].p), by = gt_problem_min_bytes(&sh.v[i].p);
     double floor_us = 1e6 * fmax(fl / (dev.peak_tflops * 1e12), by / (dev.peak_gbps * 1e9));

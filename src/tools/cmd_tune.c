@@ -129,7 +129,11 @@ static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so,
   worker_ctx_t w = {ch, sh->label[0] ? sh->label : "tune", gt_cli_now()};
   gt_search_events_t ev = {&w, w_phase, w_cand};
   gt_search_result_t r;
-  gt_status_t s = gt_search_run(&sh->p, so, &ev, &r);
+  /* The baseline is what the shape's own entry point runs (capture records it). */
+  gt_search_opts_t sso = *so;
+  if (sh->entry != GT_ENTRY_DEFAULT) sso.entry = sh->entry;
+  if (sh->workspace) sso.workspace = sh->workspace;
+  gt_status_t s = gt_search_run(&sh->p, &sso, &ev, &r);
   if (!ch) gt_cli_progress_clear();
   outcome_from(&r, s, o);
   *have_row = s == GT_OK && r.improved;

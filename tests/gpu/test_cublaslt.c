@@ -109,7 +109,7 @@ static void test_heuristic_candidates_pass_gate(void **state) {
   for (size_t i = 0; i < NELEM(k_cases); i++) {
     gt_problem_t p;
     make_problem(&k_cases[i], &p);
-    gt_enum_opts_t eo = {8, false, 0};
+    gt_enum_opts_t eo = {.max_candidates = 8};
     gt_cand_list_t list = {0};
     if (P->enumerate(&p, &eo, &list) != GT_OK) fail_msg("%s: enumerate: %s", k_cases[i].what, gt_err_msg());
     size_t active = gt_cand_list_count_active(&list);
@@ -146,12 +146,12 @@ static void test_exhaustive_decode_space(void **state) {
   gt_problem_t p;
   make_problem(&decode, &p);
 
-  gt_enum_opts_t heur = {8, false, 0};
+  gt_enum_opts_t heur = {.max_candidates = 8};
   gt_cand_list_t top = {0};
   assert_int_equal(P->enumerate(&p, &heur, &top), GT_OK);
   assert_true(gt_cand_list_count_active(&top) > 0);
 
-  gt_enum_opts_t eo = {0, true, 0};
+  gt_enum_opts_t eo = {.exhaustive = true};
   gt_cand_list_t all = {0};
   if (P->enumerate(&p, &eo, &all) != GT_OK) fail_msg("enumerate: %s", gt_err_msg());
   size_t active = gt_cand_list_count_active(&all);
@@ -251,6 +251,53 @@ static void test_from_name_rejects_foreign_and_inapplicable(void **state) {
                    GT_ERR_UNSUPPORTED);
 }
 
+/* The baseline of a cublasLtMatmul key is the application's own call: with entry ltmatmul (and
+ * for a biased key that does not say) the provider lists cublaslt_heuristic_ws<limit>, marked as
+ * the baseline, whose name rebuilds it through from_name; it passes the gate with the bias
+ * epilogue; without an Lt entry no such candidate is listed; and the table names cuBLASLt as the
+ * baseline of Lt calls and of biased default calls, cuBLAS of plain default ones. */
+static void test_application_call_is_the_lt_baseline(void **state) {
+  (void)state;
+  gt_problem_t p;
+  make_problem(&k_cases[7], &p); /* bias epilogue */
+  const gt_entry_t entries[] = {GT_ENTRY_LTMATMUL, GT_ENTRY_DEFAULT};
+  for (size_t e = 0; e < NELEM(entries); e++) {
+    gt_enum_opts_t eo = {.max_candidates = 8, .entry = entries[e], .workspace = e ? 0 : 4 << 20};
+    gt_cand_list_t list = {0};
+    assert_int_equal(P->enumerate(&p, &eo, &list), GT_OK);
+    const gt_candidate_t *base = NULL;
+    for (size_t i = 0; i < list.n; i++)
+      if (list.v[i].is_baseline && !list.v[i].excluded) base = &list.v[i];
+    assert_non_null(base);
+    assert_string_equal(base->name, e ? "cublaslt_heuristic_ws1048576" : "cublaslt_heuristic_ws4194304");
+    gt_candidate_t again;
+    assert_int_equal(P->from_name(base->name, &p, &again), GT_OK);
+    assert_true(again.is_baseline);
+    gt_measure_opts_t mo;
+    gt_measure_opts_init(&mo);
+    struct gt_bench *b = NULL;
+    assert_int_equal(H->open(&p, &mo, &b), GT_OK);
+    assert_true(gates(b, base, "baseline"));
+    assert_true(gates(b, &again, "baseline by name"));
+    H->close(b);
+    gt_cand_list_free(&list);
+  }
+  gt_enum_opts_t plain = {.max_candidates = 8, .entry = GT_ENTRY_GEMMEX};
+  gt_problem_t q;
+  make_problem(&k_cases[0], &q);
+  gt_cand_list_t list = {0};
+  assert_int_equal(P->enumerate(&q, &plain, &list), GT_OK);
+  for (size_t i = 0; i < list.n; i++) assert_false(list.v[i].is_baseline);
+  gt_cand_list_free(&list);
+  assert_ptr_equal(gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_LTMATMUL, &q, NULL, 0), P);
+  assert_ptr_equal(gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_DEFAULT, &p, NULL, 0), P);
+  const gt_provider_t *def = gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_DEFAULT, &q, NULL, 0);
+  assert_non_null(def);
+  assert_ptr_not_equal(def, P);
+  gt_candidate_t c;
+  assert_int_equal(P->from_name("cublaslt_heuristic_ws01", &p, &c), GT_ERR_DATA);
+}
+
 int main(void) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -266,6 +313,7 @@ int main(void) {
       cmocka_unit_test(test_heuristic_candidates_pass_gate),
       cmocka_unit_test(test_exhaustive_decode_space),
       cmocka_unit_test(test_from_name_rejects_foreign_and_inapplicable),
+      cmocka_unit_test(test_application_call_is_the_lt_baseline),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,9 +241,10 @@ static gt_status_t cublas_run(void *state, const gt_operands_t *ops, void *strea
 static void cublas_release(void *state) { free(state); }
 
 /* cublasGemmEx with its default algorithm is what frameworks call: today's path for GemmEx calls,
- * and for CUDA shapes that do not say where they came from. */
-static bool cublas_baseline_for(gt_entry_t e) {
-  return e == GT_ENTRY_DEFAULT || e == GT_ENTRY_GEMMEX;
+ * and for CUDA shapes without an epilogue that do not say where they came from (cublasGemmEx has
+ * no epilogue, so a biased key is some other entry point's). */
+static bool cublas_baseline_for(gt_entry_t e, const gt_problem_t *p) {
+  return (e == GT_ENTRY_DEFAULT || e == GT_ENTRY_GEMMEX) && (!p || p->epilogue == GT_EPI_NONE);
 }
 
 const gt_provider_t gt_provider_cublas = {

@@ -8,7 +8,17 @@
  *
  * A candidate is named by its configuration (gt_cublaslt_name.h), never by its heuristic rank,
  * and what gets timed is the algorithm rebuilt from that name (AlgoInit + config attributes), the
- * same thing from_name gives back when a DB row is replayed. */
+ * same thing from_name gives back when a DB row is replayed.
+ *
+ * One candidate is not a configuration but a call: cublaslt_heuristic_ws<BYTES>, the application's
+ * own cublasLtMatmul as frameworks make it, with the heuristic's first algorithm for the same
+ * descriptors under the application's workspace limit. It is the baseline of every key whose
+ * calls came through cublasLtMatmul (and of biased keys that do not say, since only
+ * cublasLtMatmul has a bias epilogue): a speedup against cublasGemmEx would not be a measurement
+ * of the path the application takes. PyTorch 2.11 asks the heuristic for one algorithm per call
+ * with a 1 MiB workspace and the operands' pointer alignment (at most 256 bytes) as preferences
+ * (measured: bench/results/epilogues/probe_cublaslt_log.txt); capture records the workspace each
+ * key's calls offered, and 1 MiB stands in when it is not known. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +31,9 @@
 #include "platform/gt_cudalib.h"
 
 #define GT_LT_WS_BYTES ((size_t)32 << 20)
+#define GT_LT_APP_WS_DEFAULT ((uint64_t)1 << 20) /* PyTorch's CUBLASLT_WORKSPACE_SIZE default */
+#define GT_LT_APP_ALIGN 256u                      /* the alignment PyTorch reports at most */
+#define GT_LT_HEUR_PREFIX "cublaslt_heuristic_ws"
 #define GT_LT_DEFAULT_TOP 8
 #define GT_LT_MAX_DEVICES 64
 #define GT_LT_MAX_ALGO_IDS 1024
@@ -50,11 +63,13 @@ extern const gt_provider_t gt_provider_cublaslt;
 typedef struct lt_blob {
   uint32_t magic;
   uint32_t ws_bytes;
+  uint64_t heur_ws_cap; /* GT_LT_HEUR_MAGIC: the workspace limit the heuristic was asked with */
   gt_cublaslt_config_t cfg;
   cublasLtMatmulAlgo_t algo;
 } lt_blob_t;
 _Static_assert(sizeof(lt_blob_t) <= GT_CAND_BLOB, "cuBLASLt blob does not fit a candidate");
-#define GT_LT_MAGIC 0x544c5447u /* "GTLT" */
+#define GT_LT_MAGIC 0x544c5447u      /* "GTLT": a configuration */
+#define GT_LT_HEUR_MAGIC 0x48544c47u /* "GLTH": the application's heuristic call */
 
 /* Matmul descriptor and the four layouts for one problem. */
 typedef struct lt_descs {
@@ -383,6 +398,90 @@ static gt_status_t enum_heuristic(enum_ctx_t *x, int top) {
   return st;
 }
 
+/* ---- the application's own call: the heuristic's first algorithm -------------------------- */
+
+/* The algorithm cuBLASLt's heuristic gives descriptors d under a workspace limit of ws_cap bytes,
+ * asked as the application asks: one result, its workspace limit, the operands' alignment. */
+static gt_status_t heuristic_pick(const gt_cublas_api_t *api, cublasLtHandle_t h,
+                                  const lt_descs_t *d, uint64_t ws_cap, cublasLtMatmulAlgo_t *algo,
+                                  size_t *ws) {
+  cublasLtMatmulPreference_t pref = NULL;
+  GT_CUBLAS_CHECK(api->LtMatmulPreferenceCreate(&pref));
+  uint32_t align = GT_LT_APP_ALIGN;
+  const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  cublasStatus_t s = api->LtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_cap, sizeof ws_cap);
+  for (size_t i = 0; s == CUBLAS_STATUS_SUCCESS && i < sizeof aligns / sizeof aligns[0]; i++)
+    s = api->LtMatmulPreferenceSetAttribute(pref, aligns[i], &align, sizeof align);
+  cublasLtMatmulHeuristicResult_t r;
+  memset(&r, 0, sizeof r);
+  int returned = 0;
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = api->LtMatmulAlgoGetHeuristic(h, d->op, d->a, d->b, d->c, d->d, pref, 1, &r, &returned);
+  api->LtMatmulPreferenceDestroy(pref);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "AlgoGetHeuristic: %s", gt_cublas_status_name(s));
+  if (returned < 1 || r.state != CUBLAS_STATUS_SUCCESS)
+    return gt_err_set(GT_ERR_UNSUPPORTED,
+                      "the heuristic has no algorithm for this problem within %llu bytes of "
+                      "workspace",
+                      (unsigned long long)ws_cap);
+  *algo = r.algo;
+  *ws = r.workspaceSize;
+  return GT_OK;
+}
+
+/* The heuristic call's candidate for a workspace limit: named by the limit, since the algorithm
+ * is the library's choice at the time of the call. */
+static void fill_heuristic(gt_candidate_t *out, uint64_t ws_cap, const cublasLtMatmulAlgo_t *algo,
+                           size_t ws) {
+  memset(out, 0, sizeof *out);
+  out->provider = &gt_provider_cublaslt;
+  snprintf(out->name, sizeof out->name, GT_LT_HEUR_PREFIX "%llu", (unsigned long long)ws_cap);
+  out->is_baseline = true;
+  lt_blob_t b;
+  memset(&b, 0, sizeof b);
+  b.magic = GT_LT_HEUR_MAGIC;
+  b.ws_bytes = (uint32_t)ws;
+  b.heur_ws_cap = ws_cap;
+  b.algo = *algo;
+  memcpy(out->blob, &b, sizeof b);
+}
+
+/* Whether name is a heuristic-call candidate; *ws_cap its workspace limit. */
+static bool parse_heuristic(const char *name, uint64_t *ws_cap) {
+  const size_t n = sizeof GT_LT_HEUR_PREFIX - 1;
+  if (strncmp(name, GT_LT_HEUR_PREFIX, n) != 0) return false;
+  const char *v = name + n;
+  if (*v < '1' || *v > '9') return false; /* canonical: no sign, no leading zero */
+  char *end;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (*end || x > ((uint64_t)1 << 40)) return false;
+  *ws_cap = x;
+  return true;
+}
+
+/* cuBLASLt stands for today's path of cublasLtMatmul calls, and of keys with an epilogue whose
+ * entry point is not stated (no other entry point has one). */
+static bool lt_baseline_for(gt_entry_t e, const gt_problem_t *p) {
+  return e == GT_ENTRY_LTMATMUL || (e == GT_ENTRY_DEFAULT && p && p->epilogue != GT_EPI_NONE);
+}
+
+static gt_status_t enum_baseline(enum_ctx_t *x, const gt_enum_opts_t *o) {
+  uint64_t cap = o->workspace ? o->workspace : GT_LT_APP_WS_DEFAULT;
+  char name[GT_NAME_MAX];
+  snprintf(name, sizeof name, GT_LT_HEUR_PREFIX "%llu", (unsigned long long)cap);
+  cublasLtMatmulAlgo_t algo;
+  size_t ws = 0;
+  if (heuristic_pick(x->api, x->h, x->d, cap, &algo, &ws) != GT_OK)
+    return gt_cand_list_exclude(x->out, &gt_provider_cublaslt, name, "%s", gt_err_msg());
+  gt_candidate_t c;
+  fill_heuristic(&c, cap, &algo, ws);
+  return gt_cand_list_push(x->out, &c);
+}
+
 static bool arch_has_clusters(const char *arch) {
   int v = 0;
   return sscanf(arch, "sm_%d", &v) == 1 && v >= 90;
@@ -628,7 +727,8 @@ static gt_status_t lt_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o, 
                : st;
     } else {
       int top = o && o->max_candidates > 0 ? o->max_candidates : GT_LT_DEFAULT_TOP;
-      st = enum_heuristic(&x, top);
+      if (o && lt_baseline_for(o->entry, p)) st = enum_baseline(&x, o);
+      if (st == GT_OK) st = enum_heuristic(&x, top);
       if (st == GT_OK && o && o->exhaustive) st = enum_exhaustive(&x, p);
     }
   }
@@ -638,7 +738,28 @@ static gt_status_t lt_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o, 
   return st;
 }
 
+static gt_status_t heuristic_from_name(const char *name, uint64_t cap, const gt_problem_t *p,
+                                       gt_candidate_t *out) {
+  char why[GT_REASON_MAX];
+  if (!applicable(p, why, sizeof why)) return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+  const gt_cublas_api_t *api;
+  gt_status_t st = gt_cudalib_load_lt(&api);
+  cublasLtHandle_t h;
+  if (st == GT_OK) st = lt_handle(api, &h);
+  if (st != GT_OK) return st;
+  lt_descs_t d;
+  memset(&d, 0, sizeof d);
+  cublasLtMatmulAlgo_t algo;
+  size_t ws = 0;
+  if ((st = descs_build(api, p, &d)) == GT_OK && (st = heuristic_pick(api, h, &d, cap, &algo, &ws)) == GT_OK)
+    fill_heuristic(out, cap, &algo, ws);
+  descs_destroy(api, &d);
+  return st;
+}
+
 static gt_status_t lt_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
+  uint64_t cap;
+  if (parse_heuristic(name, &cap)) return heuristic_from_name(name, cap, p, out);
   gt_cublaslt_config_t c;
   gt_status_t st = gt_cublaslt_name_parse(name, &c);
   if (st != GT_OK) return st;
@@ -666,7 +787,7 @@ static gt_status_t lt_prepare(const gt_candidate_t *c, const gt_problem_t *p, vo
                               size_t *ws_needed) {
   lt_blob_t b;
   memcpy(&b, c->blob, sizeof b);
-  if (b.magic != GT_LT_MAGIC)
+  if (b.magic != GT_LT_MAGIC && b.magic != GT_LT_HEUR_MAGIC)
     return gt_err_set(GT_ERR_INTERNAL, "%s: not a cuBLASLt candidate blob", c->name);
   const gt_cublas_api_t *api;
   gt_status_t st = gt_cudalib_load_lt(&api);
@@ -680,6 +801,20 @@ static gt_status_t lt_prepare(const gt_candidate_t *c, const gt_problem_t *p, vo
     descs_destroy(api, &s->descs);
     free(s);
     return st;
+  }
+  if (b.magic == GT_LT_HEUR_MAGIC) {
+    /* The application's call: ask the heuristic again for this problem, as every call does. */
+    st = heuristic_pick(api, s->handle, &s->descs, b.heur_ws_cap, &s->algo, &s->ws_needed);
+    if (st != GT_OK) {
+      char why[GT_REASON_MAX];
+      snprintf(why, sizeof why, "%s", gt_err_msg());
+      descs_destroy(api, &s->descs);
+      free(s);
+      return gt_err_set(st, "%s: %s", c->name, why);
+    }
+    *state = s;
+    *ws_needed = s->ws_needed;
+    return GT_OK;
   }
   /* Re-check against this problem (the candidate may come from a DB row): the workspace it needs
    * here is what the harness allocates. */
@@ -730,6 +865,7 @@ const gt_provider_t gt_provider_cublaslt = {
     .description = "cuBLASLt configurations: heuristic top-N, or the full space with --exhaustive",
     .backend = GT_BACKEND_CUDA,
     .init = lt_init,
+    .baseline_for = lt_baseline_for,
     .lib_version = lt_lib_version,
     .enumerate = lt_enumerate,
     .from_name = lt_from_name,
