@@ -20,7 +20,7 @@
 static void test_header_is_exact(void **st) {
   (void)st;
   char want[512];
-  int len = snprintf(want, sizeof want, "calls,time_us,share");
+  int len = snprintf(want, sizeof want, "calls,time_us,share,entry,workspace");
   for (int i = 0; i < GT_KEY_NFIELDS; i++)
     len += snprintf(want + len, sizeof want - (size_t)len, ",%s", gt_key_field_names[i]);
   assert_string_equal(gt_rt_capture_header(), want);
@@ -57,8 +57,8 @@ static void test_rows_sorted_by_share(void **st) {
   size_t n = sizeof k_order / sizeof k_order[0];
   gt_rt_capture_rec_t recs[8];
   for (size_t i = 0; i < n; i++)
-    recs[i] = (gt_rt_capture_rec_t){gt_test_h200_linear(k_order[i].tokens, 4096, 4096), k_order[i].calls,
-                                    k_order[i].time_us};
+    recs[i] = (gt_rt_capture_rec_t){.key = gt_test_h200_linear(k_order[i].tokens, 4096, 4096),
+                                    .calls = k_order[i].calls, .time_us = k_order[i].time_us};
   char *text;
   size_t len;
   assert_int_equal(gt_rt_capture_format(recs, n, &text, &len), GT_OK);
@@ -91,13 +91,16 @@ static void test_rows_sorted_by_share(void **st) {
 
 static void test_untimed_capture_has_zero_shares(void **st) {
   (void)st;
-  gt_rt_capture_rec_t recs[2] = {{gt_test_h200_linear(1, 4096, 4096), 7, 0.0},
-                                 {gt_test_h200_linear(2, 4096, 4096), 9, 0.0}};
+  gt_rt_capture_rec_t recs[2] = {
+      {.key = gt_test_h200_linear(1, 4096, 4096), .calls = 7, .entry = GT_ENTRY_GEMMEX},
+      {.key = gt_test_h200_linear(2, 4096, 4096), .calls = 9, .entry = GT_ENTRY_LTMATMUL,
+       .workspace = 1048576}};
   char *text;
   size_t len;
   assert_int_equal(gt_rt_capture_format(recs, 2, &text, &len), GT_OK);
-  assert_non_null(strstr(text, "\n9,0.000,0.000000,gemm,"));
-  assert_non_null(strstr(text, "\n7,0.000,0.000000,gemm,"));
+  /* entry and workspace follow the share: how the key was called, for the baseline */
+  assert_non_null(strstr(text, "\n9,0.000,0.000000,ltmatmul,1048576,gemm,"));
+  assert_non_null(strstr(text, "\n7,0.000,0.000000,gemmex,0,gemm,"));
   assert_true(strstr(text, "\n9,") < strstr(text, "\n7,")); /* more calls first */
   free(text);
 }
@@ -112,8 +115,11 @@ typedef struct rt_case {
 
 static void check_round_trip(const rt_case_t *cases, int n) {
   gt_rt_capture_rec_t recs[8];
-  for (int i = 0; i < n; i++) recs[i] = (gt_rt_capture_rec_t){cases[i].key, cases[i].calls,
-                                                              cases[i].time_us};
+  for (int i = 0; i < n; i++)
+    recs[i] = (gt_rt_capture_rec_t){.key = cases[i].key, .calls = cases[i].calls,
+                                    .time_us = cases[i].time_us,
+                                    .entry = i % 2 ? GT_ENTRY_LTMATMUL : GT_ENTRY_GEMMEX,
+                                    .workspace = i % 2 ? (uint64_t)(i + 1) << 20 : 0};
   const char *path = gt_test_path(gt_test_tmpdir(), "shapes.csv");
   assert_int_equal(gt_rt_capture_write(path, recs, (size_t)n), GT_OK);
 
@@ -135,6 +141,10 @@ static void check_round_trip(const rt_case_t *cases, int n) {
     if ((uint64_t)found->calls != cases[i].calls || fabs(found->time_us - cases[i].time_us) > 1e-3)
       fail_msg("%s: calls %ld time %g, want %llu %g", cases[i].name, found->calls,
                found->time_us, (unsigned long long)cases[i].calls, cases[i].time_us);
+    if (found->entry != recs[i].entry || found->workspace != recs[i].workspace)
+      fail_msg("%s: entry %s workspace %llu, want %s %llu", cases[i].name,
+               gt_entry_name(found->entry), (unsigned long long)found->workspace,
+               gt_entry_name(recs[i].entry), (unsigned long long)recs[i].workspace);
   }
   gt_shapes_free(&sh);
 }

@@ -6,7 +6,7 @@
  *   row-major codes:  layout,M,N,K   with layout one of mk,kn mk,nk km,kn km,nk, quoted in
  *                     rows since the code holds a comma: "mk,nk",16,4096,4096
  *   BLAS key columns: any of the 23 key fields (m,n,k required) - what `gemmtune capture` writes,
- *                     with optional calls,time_us,share columns
+ *                     with optional calls,time_us,share,entry,workspace columns
  * A `dtype` column (or the caller's default) sets A/B/C/D types. Any view may add key columns
  * (an `epilogue` column makes a Linear with bias: `bias`, `bias_gelu`, ...) and two columns about
  * how the workload called it: `entry` (gemmex, ltmatmul, or a cuBLAS function name; it decides

@@ -13,7 +13,7 @@ static pthread_once_t header_once = PTHREAD_ONCE_INIT;
 
 /* Built from gt_key_field_names so the columns can never drift from the key. */
 static void build_header(void) {
-  int len = snprintf(header, sizeof header, "calls,time_us,share");
+  int len = snprintf(header, sizeof header, "calls,time_us,share,entry,workspace");
   for (int i = 0; i < GT_KEY_NFIELDS; i++)
     len += snprintf(header + len, sizeof header - (size_t)len, ",%s", gt_key_field_names[i]);
 }
@@ -77,8 +77,9 @@ gt_status_t gt_rt_capture_format(const gt_rt_capture_rec_t *recs, size_t n, char
     const gt_rt_capture_rec_t *r = items[i].rec;
     double t = r->time_us > 0 ? r->time_us : 0;
     char line[1024];
-    int w = snprintf(line, sizeof line, "%llu,%.3f,%.6f", (unsigned long long)r->calls, t,
-                     total > 0 ? t / total : 0.0);
+    int w = snprintf(line, sizeof line, "%llu,%.3f,%.6f,%s,%llu", (unsigned long long)r->calls,
+                     t, total > 0 ? t / total : 0.0, gt_entry_name(r->entry),
+                     (unsigned long long)r->workspace);
     for (int f = 0; f < GT_KEY_NFIELDS && w < (int)sizeof line; f++) {
       char v[64];
       gt_problem_field_str(&r->key, f, v, sizeof v);

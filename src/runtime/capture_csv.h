@@ -1,13 +1,16 @@
 /* The shapes file `gemmtune capture` produces: what the preload shim recorded about a workload's
  * GEMMs, in the form gt_shapes_read takes back.
  *
- *   calls,time_us,share,op,a_type,...,sm_count      <- header, first line, no comment lines
- *   120,1834.250,0.412345,gemm,bf16,...,132        <- one row per distinct key
+ *   calls,time_us,share,entry,workspace,op,a_type,...,sm_count   <- header, first line, no comments
+ *   120,1834.250,0.412345,ltmatmul,1048576,gemm,bf16,...,132    <- one row per distinct key
  *
  * calls: every call with that key. time_us: GPU microseconds spent in those calls (measured with
  * events around calls made outside graph capture; calls without a measurement are credited the
  * key's mean measured time; 0 when none was measured). share: time_us over the sum of time_us of
- * all rows, as a fraction in [0,1] (0 when nothing was timed). Key columns are the 23 fields in
+ * all rows, as a fraction in [0,1] (0 when nothing was timed). entry: the entry point the key's
+ * calls came through (gt_entry_name: gemmex, ltmatmul), which decides the baseline `tune` races
+ * against; workspace: the largest workspace in bytes a call offered (cublasLtMatmul; 0 none).
+ * Key columns are the 23 fields in
  * gt_key_field_names order, values exactly as gt_problem_field_str prints them. Rows are sorted by
  * share descending, then calls descending, then key text, so the file is stable. Pure C. */
 #ifndef GT_CAPTURE_CSV_H
@@ -17,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/gt_entry.h"
 #include "core/gt_problem.h"
 #include "core/gt_status.h"
 
@@ -28,9 +32,11 @@ typedef struct gt_rt_capture_rec {
   gt_problem_t key;
   uint64_t calls;
   double time_us; /* total, extrapolation already applied */
+  gt_entry_t entry;
+  uint64_t workspace;
 } gt_rt_capture_rec_t;
 
-/* The header line (no newline): "calls,time_us,share," + the key field names. */
+/* The header line (no newline): "calls,time_us,share,entry,workspace," + the key field names. */
 const char *gt_rt_capture_header(void);
 
 /* Format recs as the file's text (malloc'ed, NUL-terminated, *len without the NUL). recs is

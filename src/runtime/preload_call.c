@@ -128,6 +128,13 @@ bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_
   }
   c->e = e;
   atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
+  /* What the application gives its calls is what the baseline gets in `tune`. */
+  uint64_t ws = ops && ops->workspace ? (uint64_t)ops->ws_size : 0;
+  uint64_t seen = atomic_load_explicit(&e->ws_max, memory_order_relaxed);
+  while (ws > seen && !atomic_compare_exchange_weak_explicit(&e->ws_max, &seen, ws,
+                                                             memory_order_relaxed,
+                                                             memory_order_relaxed)) {
+  }
   if (gt_preload.capture) gt_rt_time_begin(c->rt, e, c->stream, &c->timer);
   if (!gt_preload.hits_allowed) return false;
   gt_rt_state_t st = gt_rt_decide(c->rt, e, c->stream);

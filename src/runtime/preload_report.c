@@ -80,11 +80,16 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
    * credited the key's mean measured time. */
   double t = e->timed_calls ? e->time_us / (double)e->timed_calls * (double)calls
                             : e->first_timed_dropped ? e->first_us * (double)calls : 0.0;
+  gt_entry_t entry = GT_ENTRY_DEFAULT;
+  if (e->entry_point && gt_entry_parse(e->entry_point, &entry) != GT_OK) entry = GT_ENTRY_DEFAULT;
+  const uint64_t ws = atomic_load(&e->ws_max);
   for (size_t i = 0; i < cl->n; i++)
     if (gt_rt_key_hash(&cl->recs[i].key) == e->hash &&
         gt_problem_equal(&cl->recs[i].key, &e->key)) {
       cl->recs[i].calls += calls;
       cl->recs[i].time_us += t;
+      if (cl->recs[i].entry == GT_ENTRY_DEFAULT) cl->recs[i].entry = entry;
+      if (ws > cl->recs[i].workspace) cl->recs[i].workspace = ws;
       return;
     }
   if (cl->n == cl->cap) {
@@ -94,7 +99,8 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
     cl->recs = nr;
     cl->cap = cap;
   }
-  cl->recs[cl->n++] = (gt_rt_capture_rec_t){.key = e->key, .calls = calls, .time_us = t};
+  cl->recs[cl->n++] = (gt_rt_capture_rec_t){
+      .key = e->key, .calls = calls, .time_us = t, .entry = entry, .workspace = ws};
 }
 
 /* A path from the environment with "%p" replaced by the process id. */
@@ -151,6 +157,8 @@ static void capture_add_previous(collect_t *cl, const char *path) {
     atomic_store(&fake.calls, prev.v[i].calls > 0 ? (uint64_t)prev.v[i].calls : 0);
     fake.time_us = prev.v[i].time_us;
     fake.timed_calls = atomic_load(&fake.calls);
+    fake.entry_point = gt_entry_name(prev.v[i].entry);
+    atomic_store(&fake.ws_max, prev.v[i].workspace);
     if (fake.timed_calls == 0) continue;
     collect_entry(cl, &fake);
   }

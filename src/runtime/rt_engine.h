@@ -58,6 +58,7 @@ typedef struct gt_rt_entry {
   /* counters: every call, and the calls the tuned candidate served */
   _Atomic uint64_t calls;
   _Atomic uint64_t hits;
+  _Atomic uint64_t ws_max;      /* largest workspace a call offered (cublasLtMatmul), bytes */
   _Atomic int logged;           /* decision line printed */
   _Atomic int deferred_logged;  /* "seen under capture" line printed */
   /* capture mode: GPU time of calls measured with events (under the timing lock). The first

@@ -99,7 +99,7 @@ ran "client runs under gemmtune capture" $rc "$tmp/cap.err"
 check "capture mode leaves results unchanged" "same_results '$tmp/plain.out' '$tmp/cap.out' 0"
 check "capture file written" "[ -s '$tmp/shapes.csv' ]"
 header=$(head -n 1 "$tmp/shapes.csv" 2>/dev/null)
-want_header="calls,time_us,share,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
+want_header="calls,time_us,share,entry,workspace,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
 check "capture header is exact" "[ '$header' = '$want_header' ]"
 # distinct keys: every case but devptr (pointer mode device: no key), graph_seen (same key as
 # gemmex_linear16) and graph_stream2 (same key as gemmex_f32out)
@@ -155,7 +155,7 @@ K_F32OUT='gemm,bf16,bf16,f32,f32,f32,f32,T,N,512,64,1024,1024,1024,512,1,0,0,0,n
 K_NEW='gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,2048,8,2048,2048,2048,2048,1,0,0,0,none,1,'
 K_SGEMM='gemm,f32,f32,f32,f32,f32,f32,N,N,320,256,256,320,256,320,1,0,0,0,none,1,'
 check "stats: header is exact" \
-  "[ \"\$(head -n 1 '$tmp/stats.csv')\" = 'calls,hits,decision,provider,instance,entry,${want_header#calls,time_us,share,}' ]"
+  "[ \"\$(head -n 1 '$tmp/stats.csv')\" = 'calls,hits,decision,provider,instance,entry,${want_header#calls,time_us,share,entry,workspace,}' ]"
 check "stats: the linear key hit on all 4 calls, named by its row" \
   "grep -Eq '^4,4,hit,[a-z]+,[a-z0-9_]+,cublasGemmEx,$K_LINEAR' '$tmp/stats.csv'"
 check "stats: the key captured on a new stream hit on all 3 calls" \

@@ -62,7 +62,7 @@ GEMMTUNE_CAPTURE="$tmp/shapes.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/cap.o
 check "capture: exit 0" "[ \$? -eq 0 ]"
 check "capture: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/cap.out'"
 check "capture: shapes file starts with the header" \
-  "head -n 1 '$tmp/shapes.csv' | grep -q '^calls,time_us,share,op,a_type,'"
+  "head -n 1 '$tmp/shapes.csv' | grep -q '^calls,time_us,share,entry,workspace,op,a_type,'"
 
 # GEMMTUNE_STATS: the exact header, every call in some row, only the five decisions, the
 # descriptor-less cuBLASLt calls as one pass row without a key. "%p" becomes the process id.
