@@ -2,7 +2,7 @@
 # One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
-#   [layouts] [probe21] [torch] [verify] ...
+#   [layouts] [probe21] [torch] [verify] [biased] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,6 +73,13 @@ for s in "${stages[@]}"; do
       TAIL=40 run_stage space ${T_SPACE:-150} bash "$root/bench/cublaslt_space.sh" "$build" "$work/space" ;;
     torch)
       TAIL=60 run_stage torch ${T_TORCH:-300} bash "$root/bench/llama_capture_tune.sh" "$build" "$work/torch" ;;
+    biased)
+      # The models with biased Linears (Qwen2's q/k/v, GPT-2's Conv1D): capture -> tune -> run
+      # under the shim, then verify reusing that DB, per family.
+      for fam in ${FAMILIES:-qwen2 gpt2}; do
+        TAIL=40 run_stage "${fam}_torch" ${T_TORCH:-300} env MODEL_ARGS="--family $fam" bash "$root/bench/llama_capture_tune.sh" "$build" "$work/$fam/torch"
+        TAIL=60 run_stage "${fam}_verify" ${T_VERIFY:-300} env MODEL_ARGS="--family $fam" bash "$root/bench/llama_verify.sh" "$build" "$work/$fam/verify"
+      done ;;
     verify)
       TAIL=60 run_stage verify ${T_VERIFY:-300} bash "$root/bench/llama_verify.sh" "$build" "$work/verify" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;

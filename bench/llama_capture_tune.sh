@@ -23,7 +23,9 @@
 #
 # Usage: bash bench/llama_capture_tune.sh BUILD OUTDIR
 # Environment: BATCHES (default 1,16), PROMPT_LEN (16), TOL (1e-2), REPS (graph replays, 50),
-#   TUNE_ARGS (extra `gemmtune tune` arguments), KEEP_LOGITS=1 keeps the .pt files.
+#   TUNE_ARGS (extra `gemmtune tune` arguments), KEEP_LOGITS=1 keeps the .pt files,
+#   MODEL_ARGS (extra llama_model.py arguments: "--family qwen2" or "--family gpt2" for the
+#   models with biased Linears).
 set -uo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -33,7 +35,8 @@ BATCHES=${BATCHES:-1,16}
 PROMPT_LEN=${PROMPT_LEN:-16}
 TOL=${TOL:-1e-2}
 REPS=${REPS:-50}
-model_args=(--batch "$BATCHES" --prompt-len "$PROMPT_LEN" --graph --reps "$REPS")
+# shellcheck disable=SC2206 # MODEL_ARGS is a list of words ("--family qwen2")
+model_args=(${MODEL_ARGS:-} --batch "$BATCHES" --prompt-len "$PROMPT_LEN" --graph --reps "$REPS")
 
 [ -x "$GT" ] || die "$GT not built"
 [ -f "$SHIM" ] || die "$SHIM not built (CUDA off?)"

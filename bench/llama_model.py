@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
-"""A Llama-shaped transformers model with random weights: the unmodified PyTorch workload that
-bench/llama_capture_tune.sh deploys gemmtune into (issue 5).
+"""A transformers decoder model with random weights: the unmodified PyTorch workload that
+bench/llama_capture_tune.sh and bench/llama_verify.sh deploy gemmtune into.
 
-The model is LlamaForCausalLM built from a LlamaConfig (hidden 4096, intermediate 14336, 32 heads,
-8 KV heads, vocab 128256, 4 layers, bf16, SDPA attention); nothing is downloaded. Weights come
+--family picks the model (4 layers, bf16, SDPA attention; nothing is downloaded):
+  llama  LlamaForCausalLM (hidden 4096, intermediate 14336, 32 heads, 8 KV heads, vocab 128256):
+         no Linear has a bias, every GEMM is cublasGemmEx.
+  qwen2  Qwen2ForCausalLM with Qwen2-7B's widths (hidden 3584, intermediate 18944, 28 heads,
+         4 KV heads, vocab 152064): the q/k/v projections carry biases (cublasLtMatmul with the
+         bias epilogue), the rest does not.
+  gpt2   GPT2LMHeadModel at a 7B width (n_embd 4096, 32 heads, n_inner 16384, vocab 50257):
+         every projection is a Conv1D, addmm(bias, x, W) with W stored [in, out] (NN layout, bias
+         epilogue), and the tied lm_head has no bias. Weights come
 from a seeded CUDA generator, prompts from a seeded CPU generator, so two processes build the same
 model and feed it the same tokens: their logits differ only by what the GEMMs computed.
 
@@ -42,34 +49,53 @@ def log(msg):
 
 # ---- the model --------------------------------------------------------------------------------
 
-# The issue's model; --tiny shrinks it to check the script itself on any machine (--device cpu).
-DIMS = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
-            num_key_value_heads=8, vocab_size=128256)
-TINY = dict(hidden_size=256, intermediate_size=512, num_attention_heads=8, num_key_value_heads=2,
-            vocab_size=1024)
+# The models; --tiny shrinks each to check the script itself on any machine (--device cpu).
+FAMILIES = {
+    "llama": dict(cls="LlamaForCausalLM", config="LlamaConfig",
+                  dims=dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+                            num_key_value_heads=8, vocab_size=128256),
+                  tiny=dict(hidden_size=256, intermediate_size=512, num_attention_heads=8,
+                            num_key_value_heads=2, vocab_size=1024),
+                  extra=dict(max_position_embeddings=4096, tie_word_embeddings=False)),
+    "qwen2": dict(cls="Qwen2ForCausalLM", config="Qwen2Config",
+                  dims=dict(hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
+                            num_key_value_heads=4, vocab_size=152064),
+                  tiny=dict(hidden_size=256, intermediate_size=512, num_attention_heads=8,
+                            num_key_value_heads=2, vocab_size=1024),
+                  extra=dict(max_position_embeddings=4096, tie_word_embeddings=False)),
+    "gpt2": dict(cls="GPT2LMHeadModel", config="GPT2Config",
+                 dims=dict(n_embd=4096, n_head=32, n_inner=16384, vocab_size=50257),
+                 tiny=dict(n_embd=256, n_head=8, n_inner=1024, vocab_size=1024),
+                 extra=dict(n_positions=4096)),
+}
+FAMILY = "llama"
 DEVICE = "cuda"
 
 
-def build_model(layers, seed, dims):
+def build_model(layers, seed, tiny):
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(num_hidden_layers=layers, max_position_embeddings=4096,
-                      tie_word_embeddings=False, attn_implementation="sdpa", **dims)
+    import transformers
+    fam = FAMILIES[FAMILY]
+    dims = fam["tiny"] if tiny else fam["dims"]
+    layer_key = "n_layer" if FAMILY == "gpt2" else "num_hidden_layers"
+    cfg = getattr(transformers, fam["config"])(**{layer_key: layers}, attn_implementation="sdpa",
+                                               **fam["extra"], **dims)
     prev = torch.get_default_dtype()
     torch.set_default_dtype(torch.bfloat16)
     try:
         with torch.device(DEVICE):
-            model = LlamaForCausalLM(cfg)
+            model = getattr(transformers, fam["cls"])(cfg)
     finally:
         torch.set_default_dtype(prev)
     # Our own initialisation, in a fixed order from a seeded generator: the model is the same in
     # every process whatever transformers' own init does. Matrices N(0, 0.02) (the config's
-    # initializer_range), norm weights 1.
+    # initializer_range), biases N(0, 0.02) too (a zero bias would hide a kernel that drops it),
+    # norm weights 1.
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(seed)
     with torch.no_grad():
-        for _, p in sorted(model.named_parameters(), key=lambda kv: kv[0]):
-            if p.dim() >= 2:
+        for name, p in sorted(model.named_parameters(), key=lambda kv: kv[0]):
+            if p.dim() >= 2 or name.endswith("bias"):
                 p.normal_(0.0, 0.02, generator=gen)
             else:
                 p.fill_(1.0)
@@ -210,8 +236,9 @@ def graph_step(model, prompt, nxt, reps, cache_mode):
 
 def run(args):
     import torch
-    global DEVICE
+    global DEVICE, FAMILY
     DEVICE = args.device
+    FAMILY = args.family
     if DEVICE == "cuda" and not torch.cuda.is_available():
         log("no CUDA device")
         return 2
@@ -220,9 +247,9 @@ def run(args):
         return 2
     t0 = time.time()
     batches = [int(b) for b in args.batch.split(",") if b]
-    model = build_model(args.layers, args.seed, TINY if args.tiny else DIMS)
+    model = build_model(args.layers, args.seed, args.tiny)
     wsum = weights_checksum(model)
-    log("model: LlamaForCausalLM, %d layers, %.2fB parameters, bf16, weights checksum %.6e, "
+    log("model: " + FAMILIES[FAMILY]["cls"] + ", %d layers, %.2fB parameters, bf16, weights checksum %.6e, "
         "built in %.1f s (torch %s)" % (args.layers, sum(p.numel() for p in model.parameters()) / 1e9,
                                        wsum, time.time() - t0, torch.__version__))
     saved = {"weights_checksum": wsum, "batches": batches, "prompt_len": args.prompt_len}
@@ -419,6 +446,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batch", default="1", help="comma-separated batch sizes (default 1)")
     ap.add_argument("--prompt-len", type=int, default=16, help="prefill tokens (default 16)")
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="llama",
+                    help="the model (default llama; qwen2 has biased q/k/v, gpt2 Conv1D with bias)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--tiny", action="store_true",

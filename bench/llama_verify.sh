@@ -21,7 +21,8 @@
 #   REPS (graph replays per run, 50), PROMPT_LEN (16),
 #   TUNE_ARGS (default "--budget 3 --finalists 4 --rounds 9": the tune stage has to fit),
 #   DB (a tuned DB to verify instead of capturing and tuning; by default the DB of the torch
-#   stage, OUTDIR/../torch/llama.db, is reused when it exists; FRESH=1 ignores it).
+#   stage, OUTDIR/../torch/llama.db, is reused when it exists; FRESH=1 ignores it),
+#   MODEL_ARGS (extra llama_model.py arguments, e.g. "--family gpt2").
 set -uo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -57,7 +58,7 @@ WRAP=$OUT/model_metric.sh
 cat >"$WRAP" <<EOF
 #!/usr/bin/env bash
 set -o pipefail
-python3 "$MODEL" "\$@" 2>&1 | awk '{ print; fflush() }
+python3 "$MODEL" ${MODEL_ARGS:-} "\$@" 2>&1 | awk '{ print; fflush() }
   / graph \(.*\) replay median / {
     b = \$2; sub(/:\$/, "", b)
     for (i = 1; i < NF; i++) if (\$i == "median") { printf "gemmtune-metric: decode_step_b%s %s us\n", b, \$(i + 1); fflush() }
@@ -78,7 +79,7 @@ else
   stage "a. capture (batch $batches_csv, graph decode step)"
   rm -f "$OUT/llama_shapes.csv"
   timeout -k 5 120 "$GT" capture --lib "$SHIM" -o "$OUT/llama_shapes.csv" -- \
-    python3 "$MODEL" --batch "$batches_csv" --prompt-len "$PROMPT_LEN" --graph --reps 5 \
+    python3 "$MODEL" ${MODEL_ARGS:-} --batch "$batches_csv" --prompt-len "$PROMPT_LEN" --graph --reps 5 \
     >"$OUT/capture.log" 2>&1
   rc=$?
   tail -n 20 "$OUT/capture.log"
