@@ -153,10 +153,10 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, const gt_se
 }
 
 /* Run one shape in this process (ch NULL) or in a worker; the row (when improved) goes to *row. */
-static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so,
+static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, const char *label,
                              gt_isolate_chan_t *ch, shape_outcome_t *o, gt_db_row_t *row,
                              bool *have_row) {
-  worker_ctx_t w = {ch, sh->label[0] ? sh->label : "tune", gt_cli_now()};
+  worker_ctx_t w = {ch, label, gt_cli_now()};
   gt_search_events_t ev = {&w, w_phase, w_cand};
   gt_search_result_t r;
   /* The baseline is what the shape's own entry point runs (capture records it). */
@@ -182,7 +182,7 @@ static int shape_worker(gt_isolate_chan_t *ch, void *arg) {
   result_msg_t m;
   memset(&m, 0, sizeof m);
   m.kind = MSG_RESULT;
-  gt_status_t s = run_shape(job->sh, job->so, ch, &m.o, &m.row, &m.have_row);
+  gt_status_t s = run_shape(job->sh, job->so, "tune", ch, &m.o, &m.row, &m.have_row);
   /* A sticky fault poisoned this context: no answer, so the supervisor blames the candidate it
    * announced last and retries without it. */
   if (s == GT_ERR_DEVICE && strstr(m.o.failure, "faulted")) return 3;
@@ -466,6 +466,7 @@ static void print_header(tune_run_t *r) {
   if (r->fmt == GT_FMT_TABLE)
     printf("%5s  %-24s  %11s  %11s  %7s  %-9s  %s\n", "shape", "label / mapping", "baseline_us",
            "best_us", "speedup", "outcome", "winner");
+  fflush(stdout); /* the header before the first progress line, also through a pipe */
 }
 
 /* Whether shape x is left to this run: in its shard and not finished by an earlier one. */
@@ -596,7 +597,7 @@ static void tune_shapes(tune_run_t *r) {
     if (r->isolate)
       s = run_shape_isolated(x, r->cs.so, r->shape_timeout, label, &o, &row, &have_row);
     else
-      s = run_shape(x, &r->cs.so, NULL, &o, &row, &have_row);
+      s = run_shape(x, &r->cs.so, label, NULL, &o, &row, &have_row);
     r->n_tuned++;
     char note[512];
     const char *outcome = record_outcome(r, x, s, &o, &row, have_row, note, sizeof note);
