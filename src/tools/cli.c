@@ -667,7 +667,7 @@ void gt_cli_progress(const char *label, const char *phase, size_t done, size_t t
   }
   /* Not a terminal: a plain line when a new label starts, then at most one per interval. */
   double every = progress_interval();
-  if (every <= 0) return;
+  if (every < 0) return; /* negative: no lines at all; 0: every event */
   bool fresh = strcmp(label, g_prog.label) != 0;
   if (!fresh && now - g_prog.last < every) return;
   fprintf(stderr, "gemmtune: %s: %s%s%s%s\n", label, phase, count, eta, run);

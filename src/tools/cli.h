@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/gt_db.h"
 #include "core/gt_problem.h"
 #include "search/gt_search.h"
 #include "harness/gt_harness.h"
@@ -86,6 +87,32 @@ struct option *gt_cli_merge_options(const struct option *a, const struct option 
  * and returns 66 (missing input, as the README's exit-code table says), before any reader runs. */
 int gt_cli_need_file(const char *cmd, const char *what, const char *path);
 
+/* ---- the application's cuBLAS (cli_libs.c) ------------------------------------------------------
+ * `capture` writes '#gemmtune-capture cublaslt=VERSION path=PATH' lines (one per library the
+ * application loaded) into the shapes file; `tune` loads the same copies in its workers through
+ * GEMMTUNE_CUBLASLT_LIB / GEMMTUNE_CUBLAS_LIB (platform/gt_cudalib.c) and records their paths in
+ * the DB's validators, from which `verify` and `check` load them again. */
+#define GT_CLI_NLIBS 2 /* [0] cuBLASLt, [1] cuBLAS */
+typedef struct gt_cli_lib {
+  char version[48]; /* "cublaslt=130100", as a row's lib names it; "" none */
+  char path[1024];
+} gt_cli_lib_t;
+typedef struct gt_cli_libs {
+  gt_cli_lib_t v[GT_CLI_NLIBS];
+} gt_cli_libs_t;
+/* The libraries a shapes file says its application loaded; false when it names none. */
+bool gt_cli_captured_libs(const char *shapes_path, gt_cli_libs_t *libs);
+/* Make this process's workers load the libraries the shapes file names (unless the environment
+ * already chooses), check in a worker what they load, and say so on stderr: which copy is used,
+ * or a warning naming both versions when they differ. *used gets the libraries in use that match
+ * the capture (empty when none). */
+void gt_cli_use_captured_libs(const char *cmd, const char *shapes_path, gt_cli_libs_t *used);
+/* Record the paths of `used` in the DB's validators (cublaslt-lib, cublas-lib). */
+void gt_cli_set_lib_validators(gt_db_t *db, const gt_cli_libs_t *used);
+/* Load the libraries a DB's validators name (when they exist here and the environment does not
+ * choose), so a replay or a calibration runs the version the rows were tuned with. */
+void gt_cli_use_db_libs(const gt_db_t *db);
+
 /* ---- output ----------------------------------------------------------------------------- */
 int gt_cli_parse_format(const char *cmd, const char *arg, gt_fmt_t *out);
 
@@ -108,8 +135,8 @@ void gt_table_end(gt_table_t *t);
 
 /* Progress on stderr. On a terminal, one line redrawn in place: "label  phase 12/340  ETA 3s".
  * Elsewhere (a pipe, a batch job's log) a plain line, rate-limited: the first call for a new
- * label prints at once, later ones at most every GEMMTUNE_PROGRESS_S seconds (default 10), so a
- * long shape is never silent and a short one costs one line. */
+ * label prints at once, later ones at most every GEMMTUNE_PROGRESS_S seconds (default 10; 0:
+ * every event; negative: none), so a long shape is never silent and a short one costs one line. */
 void gt_cli_progress(const char *label, const char *phase, size_t done, size_t total,
                      double elapsed_s);
 void gt_cli_progress_clear(void);

@@ -292,6 +292,7 @@ int gt_cmd_check(int argc, char **argv) {
   gt_db_init(&db);
   gt_status_t s = gt_db_read(path, &db);
   if (s != GT_OK) return gt_cli_fail("check", s);
+  gt_cli_use_db_libs(&db); /* replay with the cuBLAS the rows were tuned with */
 
   static const char *const names[] = {"row", "verdict", "key", "provider", "instance",
                                       "recorded_us", "now_us", "baseline_now_us", "speedup_rec",

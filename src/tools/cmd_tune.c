@@ -403,6 +403,15 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
   return -1;
 }
 
+/* On a GPU, tune with the cuBLAS the captured application loaded (the shapes file names it),
+ * and record it in the DB so verify and check load it too. */
+static void use_app_libs(tune_run_t *r) {
+  if (r->cs.so.backend != GT_BACKEND_CUDA) return;
+  gt_cli_libs_t used;
+  gt_cli_use_captured_libs("tune", r->shapes_path, &used);
+  gt_cli_set_lib_validators(&r->db, &used);
+}
+
 /* Read every input strictly (device, shapes, the existing DB, the journal) before anything is
  * written. Returns -1 to go on, else the exit code; on an error nothing is left open. */
 static int open_inputs(tune_run_t *r) {
@@ -443,6 +452,7 @@ static int open_inputs(tune_run_t *r) {
   gt_db_set_validator(&r->db, "gemmtune", GT_VERSION);
   gt_db_set_validator(&r->db, "device", r->dev.name);
   gt_db_set_validator(&r->db, "updated", now);
+  use_app_libs(r);
   return -1;
 }
 

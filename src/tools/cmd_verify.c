@@ -1124,6 +1124,7 @@ int gt_cmd_verify(int argc, char **argv) {
   gt_db_init(&db);
   gt_status_t s = gt_db_read(a.db_path, &db);
   if (s != GT_OK) return gt_cli_fail("verify", s);
+  gt_cli_use_db_libs(&db); /* calibrate with the cuBLAS the rows were tuned with */
   char db_abs[4096];
   if (!realpath(a.db_path, db_abs)) snprintf(db_abs, sizeof db_abs, "%s", a.db_path);
   char libbuf[4096], tlibbuf[4096], trace_unavail[600], work[4096];
