@@ -12,20 +12,20 @@
 #include "platform/gt_cudalib.h"
 #endif
 
-/* The two libraries, as the capture file, the DB validators and the loader name them. */
+/* The two libraries, as the capture file's version strings begin, as people call them, and as
+ * the DB validators and the loader name them. */
 static const struct {
-  const char *lib, *validator, *env;
+  const char *prefix, *lib, *validator, *env;
 } k_libs[GT_CLI_NLIBS] = {
-    {"cublaslt", "cublaslt-lib", "GEMMTUNE_CUBLASLT_LIB"},
-    {"cublas", "cublas-lib", "GEMMTUNE_CUBLAS_LIB"},
+    {"cublaslt=", "cuBLASLt", "cublaslt-lib", "GEMMTUNE_CUBLASLT_LIB"},
+    {"cublas=", "cuBLAS", "cublas-lib", "GEMMTUNE_CUBLAS_LIB"},
 };
 
 /* One '#gemmtune-capture NAME=VERSION path=PATH' line into libs. */
 static void parse_line(const char *line, gt_cli_libs_t *libs) {
   const char *p = line + strlen("#gemmtune-capture ");
   for (int i = 0; i < GT_CLI_NLIBS; i++) {
-    size_t n = strlen(k_libs[i].lib);
-    if (strncmp(p, k_libs[i].lib, n) != 0 || p[n] != '=') continue;
+    if (strncmp(p, k_libs[i].prefix, strlen(k_libs[i].prefix)) != 0) continue;
     const char *sp = strchr(p, ' ');
     const char *path = strstr(p, " path=");
     if (!sp || !path) return;

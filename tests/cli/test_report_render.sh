@@ -29,6 +29,9 @@ if [ -s "$png" ]; then
   [ "${inked:-0}" -ge 20000 ] && ok "not blank: $inked pixels differ from the background" || bad "blank page: $inked inked pixels"
   [ "${colours:-0}" -ge 6 ] && ok "drawn in $colours colours (text, roofs, points, bars)" || bad "only $colours colours"
   [ "${h:-0}" -ge 1000 ] && ok "the page is ${h}px tall" || bad "page height $h"
-  mkdir -p "${GT_REPORT_PNG_DIR:-$TMP}" && cp "$png" "${GT_REPORT_PNG_DIR:-$TMP}/report.png"
+  # GT_REPORT_PNG_DIR=DIR keeps the picture (to look at, or to commit as an example)
+  if [ -n "${GT_REPORT_PNG_DIR:-}" ]; then
+    mkdir -p "$GT_REPORT_PNG_DIR" && cp "$png" "$TMP/report.html" "$GT_REPORT_PNG_DIR/"
+  fi
 fi
 finish

@@ -39,7 +39,7 @@ if [ -n "$lt" ] && [ -n "$ltpath" ]; then
     "$lt" "$ltpath" >"$TMP/cap.csv"
   expect_exit 0 "tune with a capture that names the library" "$GT" tune "$TMP/cap.csv" -o "$TMP/c.db" \
     --rounds 5 --providers cublas,cublaslt
-  expect_grep "says it uses the application's cuBLASLt" "using the cublaslt the application loaded \(from the capture\): $lt"
+  expect_grep "says it uses the application's cuBLASLt" "using the cuBLASLt the application loaded \(from the capture\): $lt"
   grep -q '^#cublaslt-lib=/' "$TMP/c.db" && ok "the DB records the library" || bad "no cublaslt-lib validator" "$(head -5 "$TMP/c.db")"
   printf '#gemmtune-capture cublaslt=1 path=%s\nmodel,proj,tokens,out_features,in_features\ng,a,16,4096,4096\n' \
     "$ltpath" >"$TMP/cap2.csv"
