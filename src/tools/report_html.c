@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gt_problem.h"
 #include "gt_report.h"
 
 /* ---- text ------------------------------------------------------------------------------------- */
@@ -40,7 +41,7 @@ static const char k_css[] =
     "th,td{border:1px solid #d7dce4;padding:3px 7px;text-align:left;vertical-align:top}"
     "th{background:#f1f3f7}td.n{text-align:right;font-variant-numeric:tabular-nums}"
     ".v{font-weight:600;white-space:nowrap}.ok{color:#1b7a32}.warn{color:#b06500}"
-    ".bad{color:#b3261e}.dim{color:#6b7388}code{font-size:12px}"
+    ".bad{color:#b3261e}.dim{color:#6b7388}code{font-size:12px;word-break:break-all}"
     "svg{display:block;margin:6px 0;background:#fbfcfe;border:1px solid #e3e7ee}"
     ".note{color:#56607a;font-size:12.5px}";
 
@@ -247,6 +248,22 @@ static const char *verdict_class(const char *v) {
   return "dim";
 }
 
+/* A key as the tables show it: "TN m=4096 n=16 k=4096 bf16", the full text as its tooltip. */
+static void short_key(FILE *f, const char *text) {
+  gt_problem_t k;
+  gt_problem_init(&k);
+  if (gt_problem_parse_key(text, &k) != GT_OK) {
+    esc(f, text);
+    return;
+  }
+  fputs("<span title='", f);
+  esc(f, text);
+  fprintf(f, "'>%s m=%lld n=%lld k=%lld %s%s%s</span>", gt_problem_ops(&k), (long long)k.m,
+          (long long)k.n, (long long)k.k, gt_dtype_name(k.a_type),
+          k.epilogue != GT_EPI_NONE ? " " : "", k.epilogue != GT_EPI_NONE ? gt_epilogue_name(k.epilogue) : "");
+  if (k.sm_count) fprintf(f, " (%s, %d)", k.arch, k.sm_count);
+}
+
 static void engagement_section(FILE *f, const gt_report_t *r) {
   fputs("<h2>Engagement</h2>\n", f);
   const gt_json_t *items = gt_json_get(r->verify, "items");
@@ -271,7 +288,7 @@ static void engagement_section(FILE *f, const gt_report_t *r) {
     fprintf(f, "</td><td class='n'>%.0f</td><td class='n'>%.0f</td><td class='n'>%.0f</td><td>"
                "<code>", gt_json_num(gt_json_get(it, "calls"), 0),
             gt_json_num(gt_json_get(it, "hits"), 0), gt_json_num(gt_json_get(it, "kernel_runs"), 0));
-    esc(f, gt_json_str(gt_json_get(it, "key")));
+    short_key(f, gt_json_str(gt_json_get(it, "key")));
     fputs("</code></td><td><code>", f);
     esc(f, gt_json_str(gt_json_get(it, "provider")));
     if (*gt_json_str(gt_json_get(it, "instance"))) fputs("/", f);
