@@ -1,10 +1,22 @@
 # gemmtune: the two commands a newcomer needs.
 #   make run    build, then tune the bundled example (on the GPU when there is one, else on the
-#               CPU providers) and show what was written
-#   make test   install what the tests need (cmocka), build, run every test
+#               CPU providers) and show what was written, then what to try next
+#   make test   install what the tests need (cmocka), build everything (every CUDA file too,
+#               when the toolkit is there), run every test
+# Without a GPU, `make run` builds a CPU-only tree in $(BUILD)-cpu (-DGT_CUDA=OFF: seconds, not
+# the minutes the CUDA kernels take), since nothing it runs could use them.
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+# GPU=1 / GPU=0 overrides the detection (nvidia-smi naming a GPU).
+GPU ?= $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && echo 1 || echo 0)
+ifeq ($(GPU),1)
+RUN_BUILD := $(BUILD)
+RUN_FLAGS := $(CMAKE_FLAGS)
+else
+RUN_BUILD := $(BUILD)-cpu
+RUN_FLAGS := -DGT_CUDA=OFF $(CMAKE_FLAGS)
+endif
 
 .PHONY: all build run test deps install clean
 
@@ -16,8 +28,8 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
-run: build
-	bash examples/run.sh $(BUILD)
+run:
+	@bash examples/run.sh "$(RUN_BUILD)" "$(JOBS)" $(RUN_FLAGS)
 
 deps:
 	bash scripts/install-deps.sh
@@ -32,4 +44,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-cpu

@@ -181,6 +181,43 @@ static void test_reader_takes_it_back(void **st) {
   check_round_trip(cases, n);
 }
 
+/* The preamble naming the loaded libraries comes before the header; the shapes reader skips it
+ * and reads the rows as without it. */
+static void test_preamble_before_header(void **st) {
+  (void)st;
+  gt_rt_capture_rec_t rec = {.key = gt_test_h200_linear(16, 4096, 4096), .calls = 3,
+                             .time_us = 9.5, .entry = GT_ENTRY_LTMATMUL, .workspace = 1 << 20};
+  const char *pre = "#gemmtune-capture cublaslt=130100 path=/x/libcublasLt.so.13\n"
+                    "#gemmtune-capture cublas=130100 path=/x/libcublas.so.13\n";
+  const char *path = gt_test_path(gt_test_tmpdir(), "pre.csv");
+  assert_int_equal(gt_rt_capture_write_with(path, pre, &rec, 1), GT_OK);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[1024];
+  assert_non_null(fgets(line, sizeof line, f));
+  assert_string_equal(line, "#gemmtune-capture cublaslt=130100 path=/x/libcublasLt.so.13\n");
+  assert_non_null(fgets(line, sizeof line, f));
+  assert_non_null(fgets(line, sizeof line, f));
+  line[strcspn(line, "\n")] = '\0';
+  assert_string_equal(line, gt_rt_capture_header());
+  fclose(f);
+  gt_problem_t defaults;
+  gt_problem_init(&defaults);
+  gt_shapes_t sh;
+  assert_int_equal(gt_shapes_read(path, &defaults, &sh, NULL), GT_OK);
+  assert_int_equal(sh.n, 1);
+  assert_true(gt_problem_equal(&sh.v[0].p, &rec.key));
+  assert_int_equal(sh.v[0].calls, 3);
+  gt_shapes_free(&sh);
+  /* no preamble: exactly what gt_rt_capture_write writes */
+  assert_int_equal(gt_rt_capture_write_with(path, NULL, &rec, 1), GT_OK);
+  f = fopen(path, "r");
+  assert_non_null(fgets(line, sizeof line, f));
+  fclose(f);
+  line[strcspn(line, "\n")] = '\0';
+  assert_string_equal(line, gt_rt_capture_header());
+}
+
 /* A batch stride of 0 (one A for every batch item) is a different key from the tight stride. */
 static void test_reader_keeps_broadcast_stride(void **st) {
   (void)st;
@@ -320,6 +357,7 @@ int main(void) {
       cmocka_unit_test(test_untimed_capture_has_zero_shares),
       cmocka_unit_test(test_reader_takes_it_back),
       cmocka_unit_test(test_reader_keeps_broadcast_stride),
+      cmocka_unit_test(test_preamble_before_header),
       cmocka_unit_test(test_stats_header_is_exact),
       cmocka_unit_test(test_stats_rows_carry_decision_names_and_key),
       cmocka_unit_test(test_stats_merges_equal_rows_and_prev_file),

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- library resolution ----------------------------------------------------------------- */
@@ -83,14 +84,27 @@ static part_state_t g_part[2];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* Prefer a copy the process already has: two cuBLAS copies in one process would give the
- * application's calls and ours different handles, workspaces and (under the shim) versions. */
-static void *open_library(const char *const *names, bool *was_loaded) {
+ * application's calls and ours different handles, workspaces and (under the shim) versions.
+ * Otherwise the file `env` names (GEMMTUNE_CUBLASLT_LIB, GEMMTUNE_CUBLAS_LIB: `tune` sets them to
+ * the copy a captured application loaded, so its rows carry that copy's version), else the
+ * normal search path. A named file that cannot be loaded is an error, never a silent fallback to
+ * another version. */
+static void *open_library(const char *const *names, const char *env, bool *was_loaded,
+                          char *why, size_t cap) {
   for (int i = 0; i < NNAMES; i++) {
     void *h = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
     if (h) {
       *was_loaded = true;
       return h;
     }
+  }
+  const char *file = getenv(env);
+  if (file && *file) {
+    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    const char *e = h ? NULL : dlerror();
+    if (!h) snprintf(why, cap, "cannot load %s=%s: %s", env, file, e ? e : "not found");
+    *was_loaded = false;
+    return h;
   }
   for (int i = 0; i < NNAMES; i++) {
     void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -122,12 +136,16 @@ static void *resolve(void *h, const struct link_map *owner, const char *const *n
 static void load_part(part_t part, const char *const *names) {
   part_state_t *ps = &g_part[part];
   bool was_loaded = false;
-  void *h = open_library(names, &was_loaded);
+  char named[400] = "";
+  void *h = open_library(names, part == PART_LT ? "GEMMTUNE_CUBLASLT_LIB" : "GEMMTUNE_CUBLAS_LIB",
+                         &was_loaded, named, sizeof named);
   if (!h) {
     const char *why = dlerror();
     ps->status = GT_ERR_LIBRARY;
-    snprintf(ps->msg, sizeof ps->msg, "cannot load %s (also tried %s, %s): %s", names[0], names[1],
-             names[2], why ? why : "not found");
+    if (named[0]) snprintf(ps->msg, sizeof ps->msg, "%s", named);
+    else
+      snprintf(ps->msg, sizeof ps->msg, "cannot load %s (also tried %s, %s): %s", names[0],
+               names[1], names[2], why ? why : "not found");
     return;
   }
   struct link_map *lm = NULL;

@@ -3,7 +3,8 @@
  *
  * gemmtune never links cuBLAS. In a process that already loaded it (PyTorch's wheel, the host
  * application under the preload shim) the copy that is already there is used, found with
- * dlopen(RTLD_NOLOAD); otherwise the library is loaded from the normal search path. Symbols are
+ * dlopen(RTLD_NOLOAD); otherwise the file GEMMTUNE_CUBLASLT_LIB / GEMMTUNE_CUBLAS_LIB names (the copy
+ * a captured application loaded, set by `tune`), else the normal search path. Symbols are
  * looked up on the library's own handle (dlvsym with its version node first), never through
  * RTLD_DEFAULT or RTLD_NEXT, so a preloaded library that defines cublasGemmEx/cublasLtMatmul itself
  * (libgemmtune_preload.so) is never mistaken for the real one.

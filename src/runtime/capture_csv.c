@@ -108,6 +108,26 @@ gt_status_t gt_rt_capture_write(const char *path, const gt_rt_capture_rec_t *rec
   return s;
 }
 
+gt_status_t gt_rt_capture_write_with(const char *path, const char *preamble,
+                                     const gt_rt_capture_rec_t *recs, size_t n) {
+  char *text;
+  size_t len;
+  gt_status_t s = gt_rt_capture_format(recs, n, &text, &len);
+  if (s != GT_OK) return s;
+  size_t plen = preamble ? strlen(preamble) : 0;
+  char *all = malloc(plen + len + 1);
+  if (!all) {
+    free(text);
+    return gt_err_set(GT_ERR_NOMEM, "out of memory writing the shapes file");
+  }
+  if (plen) memcpy(all, preamble, plen);
+  memcpy(all + plen, text, len + 1);
+  free(text);
+  s = gt_file_write_atomic(path, all, plen + len);
+  free(all);
+  return s;
+}
+
 /* ---- GEMMTUNE_STATS ------------------------------------------------------------------------ */
 
 static char stats_header[512];

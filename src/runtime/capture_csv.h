@@ -46,6 +46,11 @@ gt_status_t gt_rt_capture_format(const gt_rt_capture_rec_t *recs, size_t n, char
 
 /* Format and write atomically to path (gt_file_write_atomic). */
 gt_status_t gt_rt_capture_write(const char *path, const gt_rt_capture_rec_t *recs, size_t n);
+/* The same, with `preamble` ('#' lines, each ending in a newline; may be NULL) written before the
+ * header: facts about the whole capture, such as the libraries the process loaded, that the
+ * shapes reader skips and `tune` reads. */
+gt_status_t gt_rt_capture_write_with(const char *path, const char *preamble,
+                                     const gt_rt_capture_rec_t *recs, size_t n);
 
 /* ---- GEMMTUNE_STATS: what the runtime did with each key, for `gemmtune verify` ----------------
  *

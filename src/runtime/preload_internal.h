@@ -82,6 +82,9 @@ extern const char *const gt_preload_lib_names[2];
 void *gt_preload_real_symbol(int lib, const char *sym, void *self);
 /* True when library lib is loaded in this process (RTLD_NOLOAD: never loads it). */
 bool gt_preload_lib_loaded(int lib);
+/* '#gemmtune-capture LIB=VERSION path=PATH' lines for the loaded cuBLAS and cuBLASLt, for the
+ * capture file; returns the length written (0 when neither is loaded). */
+size_t gt_preload_lib_lines(char *buf, size_t cap);
 /* Fails an interposed call whose real function cannot be found: says so once per process and
  * returns CUBLAS_STATUS_NOT_INITIALIZED. */
 cublasStatus_t gt_preload_missing_real(const char *name);

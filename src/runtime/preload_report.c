@@ -170,7 +170,9 @@ static void write_capture(collect_t *cl) {
   expand_path(gt_preload.capture_path, path, sizeof path);
   int lfd = lock_dir_of(path);
   if (access(path, F_OK) == 0) capture_add_previous(cl, path);
-  if (gt_rt_capture_write(path, cl->recs, cl->n) != GT_OK)
+  char libs[2048];
+  gt_preload_lib_lines(libs, sizeof libs); /* which cuBLAS the application ran, for tune */
+  if (gt_rt_capture_write_with(path, libs, cl->recs, cl->n) != GT_OK)
     gt_preload_say("capture: cannot write %s: %s", path, gt_err_msg());
   else if (gt_preload.log)
     gt_preload_say("capture: wrote %zu keys to %s", cl->n, path);

@@ -36,6 +36,39 @@ bool gt_preload_lib_loaded(int lib) {
   return loaded;
 }
 
+/* Which cuBLAS and cuBLASLt the process loaded, as '#' lines of the capture file (the shapes
+ * reader skips them; `tune` reads them to load the same copies):
+ *   #gemmtune-capture cublaslt=130100 path=/abs/libcublasLt.so.13
+ * The version is spelled as the providers spell a row's `lib` (cublas=MMmmpp, cublaslt=N), so
+ * tune can compare. Only libraries already loaded are named; nothing is loaded here. */
+size_t gt_preload_lib_lines(char *buf, size_t cap) {
+  typedef size_t (*lt_version_fn)(void);
+  typedef cublasStatus_t (*property_fn)(libraryPropertyType, int *);
+  size_t o = 0;
+  buf[0] = '\0';
+  for (int lib = 0; lib < 2; lib++) {
+    void *h = dlopen(gt_preload_lib_names[lib], RTLD_NOW | RTLD_NOLOAD);
+    if (!h) continue;
+    struct link_map *lm = NULL;
+    const char *path = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name ? lm->l_name : "";
+    char version[48] = "";
+    if (lib == GT_PRELOAD_LIB_CUBLASLT) {
+      lt_version_fn v = (lt_version_fn)gt_preload_real_symbol(lib, "cublasLtGetVersion", NULL);
+      if (v) snprintf(version, sizeof version, "cublaslt=%zu", v());
+    } else {
+      property_fn p = (property_fn)gt_preload_real_symbol(lib, "cublasGetProperty", NULL);
+      int ma = 0, mi = 0, pa = 0;
+      if (p && p(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
+          p(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS && p(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS)
+        snprintf(version, sizeof version, "cublas=%d", ma * 10000 + mi * 100 + pa);
+    }
+    if (version[0] && path[0] && o < cap)
+      o += (size_t)snprintf(buf + o, cap - o, "#gemmtune-capture %s path=%s\n", version, path);
+    dlclose(h);
+  }
+  return o < cap ? o : cap - 1;
+}
+
 cublasStatus_t gt_preload_missing_real(const char *name) {
   static _Atomic int said;
   if (!atomic_exchange(&said, 1))

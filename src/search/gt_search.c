@@ -281,7 +281,9 @@ static gt_status_t measure_baseline(search_t *S) {
   S->fin[0] = base;
   S->loaded[0] = bl;
   S->nfin = 1;
-  if (!gate_one(h, S->b, bl, base))
+  /* An estimate needs the baseline's time, not its answer: the fp64 reference of a large GEMM
+   * takes longer than the estimate itself. */
+  if (!S->o->estimate_only && !gate_one(h, S->b, bl, base))
     return shape_failed(S, GT_ERR_GATE, "baseline %s %s: %s", base->cand.name,
                         gt_disp_name(base->disp), base->why);
   base->timing = timing_of(h, S->b, bl);
@@ -310,27 +312,48 @@ static gt_status_t measure_baseline(search_t *S) {
 }
 
 /* ---- prune: one short sample each, ranking only --------------------------------------------- */
+/* Whether --budget is spent: the candidate is then marked not reached. The budget counts from the
+ * start of the search (enumeration and the baseline included), so a shape never spends more than
+ * it before the gate. */
+static bool budget_spent(search_t *S, gt_cand_result_t *r) {
+  const double budget = S->o->budget_s;
+  if (budget <= 0 || now_s() - S->t0 <= budget) return false;
+  r->disp = GT_DISP_BUDGET;
+  snprintf(r->why, sizeof r->why, "prune pass stopped at --budget %.1f s", budget);
+  return true;
+}
+
 static gt_status_t prune(search_t *S) {
   const gt_search_opts_t *o = S->o;
   const gt_harness_ops_t *h = S->h;
   gt_search_result_t *out = S->out;
   /* profile times every candidate with a careful sample (it reports them all); 0 = that. */
   int launches = o->profile_all || S->quick_full ? 0 : S->quick_launches;
+  /* The budget is checked before each candidate, again once it is loaded (loading compiles or
+   * checks a configuration, the dearest step on a GPU), and it sizes each quick sample: at the
+   * baseline's speed a sample never runs past the budget's end. */
+  const gt_cand_result_t *base = &out->c[out->baseline];
+  const double base_s = base->prune_us > 0 ? base->prune_us * 1e-6 : 0;
   size_t done = 0;
   for (size_t i = 0; i < out->n; i++) {
     gt_cand_result_t *r = &out->c[i];
     if ((int)i == out->baseline || r->disp != GT_DISP_PRUNED) continue;
-    if (o->budget_s > 0 && now_s() - S->t0 > o->budget_s) {
-      r->disp = GT_DISP_BUDGET;
-      snprintf(r->why, sizeof r->why, "prune pass stopped at --budget %.1f s", o->budget_s);
-      continue;
-    }
+    if (budget_spent(S, r)) continue;
     phase(S->ev, "prune", ++done, S->to_prune);
     announce(S->ev, &r->cand);
     struct gt_loaded *l = NULL;
     gt_err_clear();
     gt_status_t s = h->load(S->b, &r->cand, &l);
-    if (s == GT_OK) s = h->time(S->b, l, launches, &r->prune_us);
+    if (s == GT_OK && budget_spent(S, r)) {
+      h->unload(l);
+      continue;
+    }
+    int n = launches;
+    if (s == GT_OK && o->budget_s > 0 && base_s > 0 && n > 1) {
+      double left = o->budget_s - (now_s() - S->t0);
+      if (left < n * base_s) n = left > base_s ? (int)(left / base_s) : 1;
+    }
+    if (s == GT_OK) s = h->time(S->b, l, n, &r->prune_us);
     if (s != GT_OK) fail_run(r, s);
     if (l) h->unload(l);
     /* A sticky fault poisons this process's context: nothing after it can be trusted. */

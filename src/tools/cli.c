@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,38 +38,6 @@ enum {
   PO_DTYPE_OUT, PO_COMPUTE, PO_SCALE, PO_BATCH, PO_BETA, PO_LDA, PO_LDB, PO_LDC, PO_EPI, PO_ARCH,
   PO_SMS
 };
-
-const struct option gt_cli_problem_options[] = {
-    {"linear", required_argument, 0, PO_LINEAR},   {"rowmajor", required_argument, 0, PO_ROWMAJOR},
-    {"blas", required_argument, 0, PO_BLAS},       {"ops", required_argument, 0, PO_OPS},
-    {"key", required_argument, 0, PO_KEY},         {"dtype", required_argument, 0, PO_DTYPE},
-    {"a-type", required_argument, 0, PO_ATYPE},    {"b-type", required_argument, 0, PO_BTYPE},
-    {"c-type", required_argument, 0, PO_CTYPE},    {"d-type", required_argument, 0, PO_DTYPE_OUT},
-    {"compute", required_argument, 0, PO_COMPUTE}, {"scale-type", required_argument, 0, PO_SCALE},
-    {"batch", required_argument, 0, PO_BATCH},     {"beta", required_argument, 0, PO_BETA},
-    {"lda", required_argument, 0, PO_LDA},         {"ldb", required_argument, 0, PO_LDB},
-    {"ldc", required_argument, 0, PO_LDC},         {"epilogue", required_argument, 0, PO_EPI},
-    {"arch", required_argument, 0, PO_ARCH},       {"sm-count", required_argument, 0, PO_SMS},
-    {0, 0, 0, 0}};
-
-const char gt_cli_problem_help[] =
-    "Problem (one shape view is required):\n"
-    "  --linear T,OUT,IN      nn.Linear view: y[T,OUT] = x[T,IN] @ W[OUT,IN]^T\n"
-    "                         (mapped to BLAS TN, m=OUT n=T k=IN, as PyTorch calls cublasGemmEx)\n"
-    "  --rowmajor L,M,N,K     row-major D[M,N] = A*B with L one of mk,kn mk,nk km,kn km,nk\n"
-    "                         (how A and B are stored), mapped to column-major BLAS terms\n"
-    "  --blas M,N,K           BLAS column-major m,n,k; transposes from --ops (default NN)\n"
-    "  --ops XY               transa,transb for --blas: NN NT TN TT\n"
-    "  --key TEXT             a full key as printed by gemmtune (field=value,...)\n"
-    "  --dtype T              A/B/C/D type: bf16 (default) f16 f32 f8e4m3fn f8e5m2 i8\n"
-    "  --a-type/--b-type/--c-type/--d-type T   override one operand's type\n"
-    "  --compute C            accumulation: f32 (default) tf32 f16 f64 i32\n"
-    "  --scale-type T         alpha/beta type (default f32)\n"
-    "  --batch N              strided batch count (tight strides)\n"
-    "  --beta 0|1             0: C not read (default); 1: D = alpha*AB + beta*C\n"
-    "  --lda/--ldb/--ldc N    leading dimensions (default tight)\n"
-    "  --epilogue E           none bias relu bias_relu gelu bias_gelu\n"
-    "  --arch A, --sm-count N key's device fields (default: the device in use)\n";
 
 void gt_cli_problem_init(gt_cli_problem_t *cp) {
   memset(cp, 0, sizeof *cp);
@@ -255,44 +224,132 @@ enum {
   SO_DEVICE, SO_INIT, SO_SEED, SO_BACKEND, SO_MAXCAND, SO_ESTIMATE, SO_CPU, SO_SETTLE
 };
 
-const struct option gt_cli_search_options[] = {
-    {"warm", no_argument, 0, SO_WARM},
-    {"rounds", required_argument, 0, SO_ROUNDS},
-    {"finalists", required_argument, 0, SO_FINALISTS},
-    {"min-improvement", required_argument, 0, SO_MINIMP},
-    {"budget", required_argument, 0, SO_BUDGET},
-    {"exhaustive", no_argument, 0, SO_EXHAUSTIVE},
-    {"providers", required_argument, 0, SO_PROVIDERS},
-    {"device", required_argument, 0, SO_DEVICE},
-    {"init", required_argument, 0, SO_INIT},
-    {"seed", required_argument, 0, SO_SEED},
-    {"backend", required_argument, 0, SO_BACKEND},
-    {"cpu", no_argument, 0, SO_CPU},
-    {"max-candidates", required_argument, 0, SO_MAXCAND},
-    {"estimate", no_argument, 0, SO_ESTIMATE},
-    {"settle", required_argument, 0, SO_SETTLE},
-    {0, 0, 0, 0}};
+/* ---- the shared option table ------------------------------------------------------------------ */
+/* Every shared option once: its group (a GT_OPT_* bit), its getopt entry and its help line(s).
+ * Commands pick groups (gt_cli_options), so what --help lists is what getopt accepts. */
+typedef struct shared_opt {
+  unsigned group;
+  struct option o;
+  const char *help;
+} shared_opt_t;
 
-const char gt_cli_search_help[] =
-    "Search and measurement:\n"
-    "  --backend auto|cuda|host  where to run (auto: the GPU when there is one; --cpu = host)\n"
-    "  --device N             CUDA device ordinal (default 0)\n"
-    "  --providers A,B        only these providers (default: every provider ready here)\n"
-    "  --exhaustive           providers enumerate their full space (cuBLASLt: every config)\n"
-    "  --max-candidates N     per-provider cap on candidates (0 = provider default)\n"
-    "  --finalists N          candidates re-timed after the quick prune pass (default 6)\n"
-    "  --rounds N             interleaved re-time rounds (default 15)\n"
-    "  --min-improvement P    required gain over the baseline, percent (default 3); the\n"
-    "                         baseline's own spread is required too when larger\n"
-    "  --budget S             seconds of prune pass per shape (default: no limit)\n"
-    "  --settle S             run the baseline at least S seconds before the race, then\n"
-    "                         until the SM clock stops moving (at most 10x S), so every\n"
-    "                         process races at the sustained clock (default 0.3 on a GPU)\n"
-    "  --estimate             measure the baseline, print the sweep's cost estimate, stop\n"
-    "  --warm                 no input rotation (default: cold, inputs rotated over >= 3x the\n"
-    "                         last-level cache)\n"
-    "  --init random|int      input values: decimals in [-1,1) or small integers (exact)\n"
-    "  --seed N               input seed (default: GEMMTUNE_SEED or time)\n";
+#define REQ required_argument
+#define NOARG no_argument
+static const shared_opt_t k_shared[] = {
+    {GT_OPT_SHAPE, {"linear", REQ, 0, PO_LINEAR},
+     "  --linear T,OUT,IN      nn.Linear view: y[T,OUT] = x[T,IN] @ W[OUT,IN]^T\n"
+     "                         (mapped to BLAS TN, m=OUT n=T k=IN, as PyTorch calls cublasGemmEx)\n"},
+    {GT_OPT_SHAPE, {"rowmajor", REQ, 0, PO_ROWMAJOR},
+     "  --rowmajor L,M,N,K     row-major D[M,N] = A*B with L one of mk,kn mk,nk km,kn km,nk\n"
+     "                         (how A and B are stored), mapped to column-major BLAS terms\n"},
+    {GT_OPT_SHAPE, {"blas", REQ, 0, PO_BLAS},
+     "  --blas M,N,K           BLAS column-major m,n,k; transposes from --ops (default NN)\n"},
+    {GT_OPT_SHAPE, {"ops", REQ, 0, PO_OPS}, "  --ops XY               transa,transb for --blas: NN NT TN TT\n"},
+    {GT_OPT_SHAPE, {"key", REQ, 0, PO_KEY},
+     "  --key TEXT             a full key as printed by gemmtune (field=value,...)\n"},
+    {GT_OPT_TYPES, {"dtype", REQ, 0, PO_DTYPE},
+     "  --dtype T              A/B/C/D type: bf16 (default) f16 f32 f8e4m3fn f8e5m2 i8\n"},
+    {GT_OPT_TYPES, {"a-type", REQ, 0, PO_ATYPE},
+     "  --a-type/--b-type/--c-type/--d-type T   override one operand's type\n"},
+    {GT_OPT_TYPES, {"b-type", REQ, 0, PO_BTYPE}, NULL},
+    {GT_OPT_TYPES, {"c-type", REQ, 0, PO_CTYPE}, NULL},
+    {GT_OPT_TYPES, {"d-type", REQ, 0, PO_DTYPE_OUT}, NULL},
+    {GT_OPT_TYPES, {"compute", REQ, 0, PO_COMPUTE},
+     "  --compute C            accumulation: f32 (default) tf32 f16 f64 i32\n"},
+    {GT_OPT_TYPES, {"scale-type", REQ, 0, PO_SCALE}, "  --scale-type T         alpha/beta type (default f32)\n"},
+    {GT_OPT_TYPES, {"beta", REQ, 0, PO_BETA},
+     "  --beta 0|1             0: C not read (default); 1: D = alpha*AB + beta*C\n"},
+    {GT_OPT_TYPES, {"epilogue", REQ, 0, PO_EPI},
+     "  --epilogue E           none bias relu bias_relu gelu bias_gelu\n"},
+    {GT_OPT_LAYOUT, {"batch", REQ, 0, PO_BATCH}, "  --batch N              strided batch count (tight strides)\n"},
+    {GT_OPT_LAYOUT, {"lda", REQ, 0, PO_LDA}, "  --lda/--ldb/--ldc N    leading dimensions (default tight)\n"},
+    {GT_OPT_LAYOUT, {"ldb", REQ, 0, PO_LDB}, NULL},
+    {GT_OPT_LAYOUT, {"ldc", REQ, 0, PO_LDC}, NULL},
+    {GT_OPT_KEYDEV, {"arch", REQ, 0, PO_ARCH},
+     "  --arch A, --sm-count N key's device fields (default: the device in use)\n"},
+    {GT_OPT_KEYDEV, {"sm-count", REQ, 0, PO_SMS}, NULL},
+    {GT_OPT_DEVICE, {"backend", REQ, 0, SO_BACKEND},
+     "  --backend auto|cuda|host  where to run (auto: the GPU when there is one)\n"},
+    {GT_OPT_DEVICE, {"cpu", NOARG, 0, SO_CPU}, "  --cpu                  the host (CPU) providers: --backend host\n"},
+    {GT_OPT_DEVICE, {"device", REQ, 0, SO_DEVICE}, "  --device N             CUDA device ordinal (default 0)\n"},
+    {GT_OPT_CANDS, {"providers", REQ, 0, SO_PROVIDERS},
+     "  --providers A,B        only these providers (default: every provider ready here;\n"
+     "                         'gemmtune list' names them)\n"},
+    {GT_OPT_CANDS, {"exhaustive", NOARG, 0, SO_EXHAUSTIVE},
+     "  --exhaustive           providers enumerate their full space (cuBLASLt: every config)\n"},
+    {GT_OPT_CANDS, {"max-candidates", REQ, 0, SO_MAXCAND},
+     "  --max-candidates N     per-provider cap on candidates (0 = provider default)\n"},
+    {GT_OPT_RACE, {"finalists", REQ, 0, SO_FINALISTS},
+     "  --finalists N          candidates re-timed after the quick prune pass (default 6)\n"},
+    {GT_OPT_TIMING, {"rounds", REQ, 0, SO_ROUNDS}, "  --rounds N             interleaved re-time rounds (default 15)\n"},
+    {GT_OPT_RACE, {"min-improvement", REQ, 0, SO_MINIMP},
+     "  --min-improvement P    required gain over the baseline, percent (default 3); the\n"
+     "                         baseline's own spread is required too when larger\n"},
+    {GT_OPT_RACE, {"budget", REQ, 0, SO_BUDGET},
+     "  --budget S             seconds per shape for everything up to the end of the prune\n"
+     "                         pass (default: no limit): the pass stops when they are spent and\n"
+     "                         the candidates it did not reach are counted; the gate and the\n"
+     "                         re-time rounds come on top (--finalists and --rounds bound them)\n"},
+    {GT_OPT_TIMING, {"settle", REQ, 0, SO_SETTLE},
+     "  --settle S             run the baseline at least S seconds before the race, then\n"
+     "                         until the SM clock stops moving (at most 10x S), so every\n"
+     "                         process races at the sustained clock (default 0.3 on a GPU)\n"},
+    {GT_OPT_RACE, {"estimate", NOARG, 0, SO_ESTIMATE},
+     "  --estimate             time each shape's baseline (not gated, one process for the\n"
+     "                         whole run), print the sweep's cost estimate and stop\n"},
+    {GT_OPT_TIMING, {"warm", NOARG, 0, SO_WARM},
+     "  --warm                 no input rotation (default: cold, inputs rotated over >= 3x the\n"
+     "                         last-level cache)\n"},
+    {GT_OPT_TIMING, {"init", REQ, 0, SO_INIT},
+     "  --init random|int      input values: decimals in [-1,1) or small integers (exact)\n"},
+    {GT_OPT_TIMING, {"seed", REQ, 0, SO_SEED},
+     "  --seed N               input seed (default: GEMMTUNE_SEED or time)\n"},
+};
+#undef REQ
+#undef NOARG
+#define NSHARED (sizeof k_shared / sizeof k_shared[0])
+
+static bool shared_taken(const shared_opt_t *so, unsigned mask, const char *except) {
+  return (so->group & mask) && !gt_search_name_in_list(except, so->o.name);
+}
+
+struct option *gt_cli_options(const struct option *own, unsigned mask, const char *except) {
+  size_t n = 0;
+  for (const struct option *o = own; o && o->name; o++) n++;
+  struct option *r = calloc(n + NSHARED + 1, sizeof *r);
+  if (!r) abort(); /* a few hundred bytes at start-up: out of memory here is unrecoverable */
+  n = 0;
+  for (const struct option *o = own; o && o->name; o++) r[n++] = *o;
+  for (size_t i = 0; i < NSHARED; i++)
+    if (shared_taken(&k_shared[i], mask, except)) r[n++] = k_shared[i].o;
+  return r;
+}
+
+void gt_cli_options_help(FILE *f, unsigned mask, const char *except) {
+  /* Headings in table order; the problem's types read as row defaults where no shape is given. */
+  static const struct {
+    unsigned groups;
+    const char *with_shape, *without_shape;
+  } k_heads[] = {
+      {GT_OPT_SHAPE | GT_OPT_TYPES | GT_OPT_LAYOUT | GT_OPT_KEYDEV,
+       "Problem (one shape view is required):\n", "Defaults for rows that do not state them:\n"},
+      {GT_OPT_DEVICE, "Device:\n", "Device:\n"},
+      {GT_OPT_CANDS, "Candidates:\n", "Candidates:\n"},
+      {GT_OPT_TIMING | GT_OPT_RACE, "Measurement:\n", "Measurement:\n"},
+  };
+  for (size_t h = 0; h < sizeof k_heads / sizeof k_heads[0]; h++) {
+    bool said = false;
+    for (size_t i = 0; i < NSHARED; i++) {
+      const shared_opt_t *so = &k_shared[i];
+      if (!(so->group & k_heads[h].groups) || !shared_taken(so, mask, except) || !so->help)
+        continue;
+      if (!said)
+        fprintf(f, "\n%s", mask & GT_OPT_SHAPE ? k_heads[h].with_shape : k_heads[h].without_shape);
+      said = true;
+      fputs(so->help, f);
+    }
+  }
+}
 
 void gt_cli_search_init(gt_cli_search_t *cs) {
   memset(cs, 0, sizeof *cs);
@@ -320,6 +377,35 @@ static int parse_pos_int(const char *cmd, const char *opt, const char *arg, int 
   return 1;
 }
 
+/* Every name in a --providers list must be a provider of this build: a misspelt one would
+ * otherwise leave the search with no candidates and look like a result. */
+static bool check_providers(const char *cmd, const char *list) {
+  char known[512] = "";
+  size_t kl = 0;
+  bool have_cuda = false;
+  for (size_t i = 0; i < gt_provider_count(); i++) {
+    const gt_provider_t *p = gt_provider_at(i);
+    kl += (size_t)snprintf(known + kl, kl < sizeof known ? sizeof known - kl : 0, "%s%s",
+                           i ? ", " : "", p->name);
+    if (p->backend == GT_BACKEND_CUDA) have_cuda = true;
+  }
+  const char *p = list;
+  do {
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), p);
+    if (!*name || !gt_provider_find(name)) {
+      gt_cli_usage_error(cmd, "--providers: %s '%s'; this build has %s%s",
+                         *name ? "no provider" : "an empty name in", *name ? name : list, known,
+                         have_cuda ? "" : " (the CUDA providers need a build with CUDA)");
+      return false;
+    }
+    p = e ? e + 1 : NULL;
+  } while (p);
+  return true;
+}
+
 int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *arg) {
   gt_search_opts_t *o = &cs->so;
   double d;
@@ -331,7 +417,9 @@ int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *
       return 1;
     case SO_FINALISTS: return parse_pos_int(cmd, "--finalists", arg, &o->finalists);
     case SO_MAXCAND: return parse_pos_int(cmd, "--max-candidates", arg, &o->max_candidates);
-    case SO_DEVICE: return parse_pos_int(cmd, "--device", arg, &o->measure.device);
+    case SO_DEVICE:
+      cs->gpu_asked = true;
+      return parse_pos_int(cmd, "--device", arg, &o->measure.device);
     case SO_MINIMP:
       if (parse_pos_double(cmd, "--min-improvement", arg, &d) < 0) return -1;
       o->min_improvement = d / 100.0;
@@ -343,12 +431,13 @@ int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *
       return 1;
     case SO_EXHAUSTIVE: o->exhaustive = true; return 1;
     case SO_ESTIMATE: o->estimate_only = true; return 1;
-    case SO_PROVIDERS: o->providers = arg; return 1;
+    case SO_PROVIDERS: return check_providers(cmd, arg) ? (o->providers = arg, 1) : -1;
     case SO_CPU: cs->backend_name = "host"; return 1;
     case SO_BACKEND:
       if (strcmp(arg, "auto") && strcmp(arg, "cuda") && strcmp(arg, "host") && strcmp(arg, "cpu"))
         return gt_cli_usage_error(cmd, "--backend wants auto, cuda or host, got '%s'", arg), -1;
       cs->backend_name = strcmp(arg, "cpu") == 0 ? "host" : arg;
+      if (strcmp(cs->backend_name, "cuda") == 0) cs->gpu_asked = true;
       return 1;
     case SO_INIT:
       if (strcmp(arg, "random") == 0) o->measure.init = GT_INIT_RANDOM;
@@ -380,14 +469,26 @@ int gt_cli_pick_backend(const char *cmd, gt_cli_search_t *cs, gt_device_info_t *
       return 0;
     }
     if (strcmp(cs->backend_name, "cuda") == 0) return gt_cli_fail(cmd, s == GT_OK ? GT_ERR_DEVICE : s);
-    if (!cs->quiet)
-      fprintf(stderr, "gemmtune %s: no usable GPU (%s); using the host (CPU) providers\n", cmd,
-              gt_err_msg()[0] ? gt_err_msg() : "unavailable");
+    snprintf(cs->note, sizeof cs->note, "%s", gt_err_msg()[0] ? gt_err_msg() : "unavailable");
   }
   cs->so.backend = GT_BACKEND_HOST;
   gt_status_t s = gt_harness_host.describe(0, dev);
   if (s != GT_OK) return gt_cli_fail(cmd, s);
   return 0;
+}
+
+void gt_cli_backend_note(const char *cmd, const gt_cli_search_t *cs) {
+  if (cs->quiet || !cs->note[0]) return;
+  if (!cs->gpu_asked && !gt_harness_for(GT_BACKEND_CUDA)) return; /* no GPU could change it */
+  fprintf(stderr, "gemmtune %s: no usable GPU (%s); using the host (CPU) providers\n", cmd,
+          cs->note);
+}
+
+int gt_cli_need_file(const char *cmd, const char *what, const char *path) {
+  if (access(path, R_OK) == 0) return 0;
+  fprintf(stderr, "gemmtune %s: %s%s%s: %s\n", cmd, what ? what : "", what ? " " : "", path,
+          strerror(errno));
+  return EX_NOINPUT_;
 }
 
 struct option *gt_cli_merge_options(const struct option *a, const struct option *b,
@@ -512,24 +613,69 @@ void gt_table_end(gt_table_t *t) {
 }
 
 /* ---- progress ------------------------------------------------------------------------------ */
-static bool g_progress_shown;
+static struct {
+  bool shown;          /* a terminal line is on screen */
+  char label[160];     /* the label of the last plain line */
+  double last;         /* when the last plain line was printed */
+  double run_t0, run_total; /* the whole run: start and estimated length (< 0 unknown) */
+} g_prog;
+
+/* "45s", "3m05s", "1h02m". */
+static void fmt_dur(char *b, size_t n, double s) {
+  if (!(s >= 0)) s = 0;
+  long t = lround(s);
+  if (t < 60) snprintf(b, n, "%lds", t);
+  else if (t < 3600) snprintf(b, n, "%ldm%02lds", t / 60, t % 60);
+  else snprintf(b, n, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+}
+
+static double progress_interval(void) {
+  const char *e = getenv("GEMMTUNE_PROGRESS_S");
+  char *end;
+  double v = e && *e ? strtod(e, &end) : 10.0;
+  return e && *e && *end ? 10.0 : v;
+}
+
+void gt_cli_progress_run(double t0, double total_s) {
+  g_prog.run_t0 = t0;
+  g_prog.run_total = total_s;
+}
 
 void gt_cli_progress(const char *label, const char *phase, size_t done, size_t total,
                      double elapsed_s) {
-  if (!isatty(2)) return;
-  char eta[32] = "";
+  char eta[48] = "", run[96] = "", d1[16], d2[16];
   if (total && done && done <= total) {
-    double rest = elapsed_s / (double)done * (double)(total - done);
-    snprintf(eta, sizeof eta, "  ETA %.0fs", rest);
+    fmt_dur(d1, sizeof d1, elapsed_s / (double)done * (double)(total - done));
+    snprintf(eta, sizeof eta, "  ETA %s", d1);
   }
-  if (total)
-    fprintf(stderr, "\r\033[K%s  %s %zu/%zu%s", label, phase, done, total, eta);
-  else
-    fprintf(stderr, "\r\033[K%s  %s", label, phase);
-  g_progress_shown = true;
+  double now = gt_cli_now();
+  if (g_prog.run_t0 > 0) {
+    fmt_dur(d1, sizeof d1, now - g_prog.run_t0);
+    if (g_prog.run_total >= 0) {
+      fmt_dur(d2, sizeof d2, g_prog.run_total - (now - g_prog.run_t0));
+      snprintf(run, sizeof run, "  | run %s, ETA %s", d1, d2);
+    } else {
+      snprintf(run, sizeof run, "  | run %s", d1);
+    }
+  }
+  char count[48] = "";
+  if (total) snprintf(count, sizeof count, " %zu/%zu", done, total);
+  if (isatty(2)) {
+    fprintf(stderr, "\r\033[K%s  %s%s%s%s", label, phase, count, eta, run);
+    g_prog.shown = true;
+    return;
+  }
+  /* Not a terminal: a plain line when a new label starts, then at most one per interval. */
+  double every = progress_interval();
+  if (every < 0) return; /* negative: no lines at all; 0: every event */
+  bool fresh = strcmp(label, g_prog.label) != 0;
+  if (!fresh && now - g_prog.last < every) return;
+  fprintf(stderr, "gemmtune: %s: %s%s%s%s\n", label, phase, count, eta, run);
+  snprintf(g_prog.label, sizeof g_prog.label, "%s", label);
+  g_prog.last = now;
 }
 
 void gt_cli_progress_clear(void) {
-  if (g_progress_shown && isatty(2)) fprintf(stderr, "\r\033[K");
-  g_progress_shown = false;
+  if (g_prog.shown && isatty(2)) fprintf(stderr, "\r\033[K");
+  g_prog.shown = false;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/gt_db.h"
 #include "core/gt_problem.h"
 #include "search/gt_search.h"
 #include "harness/gt_harness.h"
@@ -29,9 +30,6 @@ typedef struct gt_cli_problem {
   bool arch_given, sms_given, strides_given;
 } gt_cli_problem_t;
 
-/* Long options for the problem (to append to a command's table); ids start at 1000. */
-extern const struct option gt_cli_problem_options[];
-extern const char gt_cli_problem_help[];
 void gt_cli_problem_init(gt_cli_problem_t *cp);
 /* Handle one option id; returns 1 when it was a problem option, 0 if not, -1 on error (message
  * printed). */
@@ -40,23 +38,80 @@ int gt_cli_problem_opt(const char *cmd, gt_cli_problem_t *cp, int id, const char
 int gt_cli_problem_finish(const char *cmd, gt_cli_problem_t *cp, const gt_device_info_t *dev);
 
 /* ---- measurement / search options --------------------------------------------------------- */
-extern const struct option gt_cli_search_options[]; /* ids from 2000 */
-extern const char gt_cli_search_help[];
 typedef struct gt_cli_search {
   gt_search_opts_t so;
   const char *backend_name; /* "auto", "cuda", "host" */
   bool quiet;
   bool settle_given;
+  bool gpu_asked;           /* --backend cuda or --device N: a GPU was asked for */
+  char note[400];           /* why auto fell back to the host (gt_cli_backend_note prints it) */
 } gt_cli_search_t;
 void gt_cli_search_init(gt_cli_search_t *cs);
 int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *arg);
 /* Pick the backend (auto: CUDA when built and a device answers, else host), describe the device.
- * Prints why on stderr when auto falls back to the host. */
+ * When auto falls back to the host, the reason is kept in cs->note, not printed: a command says
+ * it (gt_cli_backend_note) once its inputs have been read, so a usage error or a missing file is
+ * never preceded by a notice about the GPU. */
 int gt_cli_pick_backend(const char *cmd, gt_cli_search_t *cs, gt_device_info_t *dev);
+/* Print the fall-back notice kept by gt_cli_pick_backend, when it matters: a GPU was asked for,
+ * or this build could have used one (a build without CUDA never could, so it says nothing). */
+void gt_cli_backend_note(const char *cmd, const gt_cli_search_t *cs);
+
+/* ---- the option sets of the commands ---------------------------------------------------------
+ * The shared options (problem, device, candidates, measurement) live in one table; each command
+ * takes the groups that apply to it, so its getopt table and its --help list the same options and
+ * nothing that would be ignored. */
+enum {
+  GT_OPT_SHAPE = 1 << 0,   /* --linear --rowmajor --blas --ops --key */
+  GT_OPT_TYPES = 1 << 1,   /* --dtype --a-type.. --compute --scale-type --beta --epilogue */
+  GT_OPT_LAYOUT = 1 << 2,  /* --batch --lda --ldb --ldc */
+  GT_OPT_KEYDEV = 1 << 3,  /* --arch --sm-count */
+  GT_OPT_DEVICE = 1 << 4,  /* --backend --cpu --device */
+  GT_OPT_CANDS = 1 << 5,   /* --providers --exhaustive --max-candidates */
+  GT_OPT_TIMING = 1 << 6,  /* --warm --rounds --settle --init --seed */
+  GT_OPT_RACE = 1 << 7,    /* --finalists --min-improvement --budget --estimate */
+  GT_OPT_PROBLEM = GT_OPT_SHAPE | GT_OPT_TYPES | GT_OPT_LAYOUT | GT_OPT_KEYDEV,
+};
+/* The getopt table: own (may be NULL) then the shared options in groups `mask`, less the names
+ * in `except` (comma separated, may be NULL). NULL-terminated; the caller frees it. */
+struct option *gt_cli_options(const struct option *own, unsigned mask, const char *except);
+/* Print the help lines of the same shared options, under a heading per group. */
+void gt_cli_options_help(FILE *f, unsigned mask, const char *except);
 
 /* Merge option tables (a NULL-terminated result the caller frees). */
 struct option *gt_cli_merge_options(const struct option *a, const struct option *b,
                                     const struct option *c);
+
+/* ---- inputs --------------------------------------------------------------------------------- */
+/* 0 when path can be read; otherwise says so ("gemmtune CMD: PATH: No such file or directory")
+ * and returns 66 (missing input, as the README's exit-code table says), before any reader runs. */
+int gt_cli_need_file(const char *cmd, const char *what, const char *path);
+
+/* ---- the application's cuBLAS (cli_libs.c) ------------------------------------------------------
+ * `capture` writes '#gemmtune-capture cublaslt=VERSION path=PATH' lines (one per library the
+ * application loaded) into the shapes file; `tune` loads the same copies in its workers through
+ * GEMMTUNE_CUBLASLT_LIB / GEMMTUNE_CUBLAS_LIB (platform/gt_cudalib.c) and records their paths in
+ * the DB's validators, from which `verify` and `check` load them again. */
+#define GT_CLI_NLIBS 2 /* [0] cuBLASLt, [1] cuBLAS */
+typedef struct gt_cli_lib {
+  char version[48]; /* "cublaslt=130100", as a row's lib names it; "" none */
+  char path[1024];
+} gt_cli_lib_t;
+typedef struct gt_cli_libs {
+  gt_cli_lib_t v[GT_CLI_NLIBS];
+} gt_cli_libs_t;
+/* The libraries a shapes file says its application loaded; false when it names none. */
+bool gt_cli_captured_libs(const char *shapes_path, gt_cli_libs_t *libs);
+/* Make this process's workers load the libraries the shapes file names (unless the environment
+ * already chooses), check in a worker what they load, and say so on stderr: which copy is used,
+ * or a warning naming both versions when they differ. *used gets the libraries in use that match
+ * the capture (empty when none). */
+void gt_cli_use_captured_libs(const char *cmd, const char *shapes_path, gt_cli_libs_t *used);
+/* Record the paths of `used` in the DB's validators (cublaslt-lib, cublas-lib). */
+void gt_cli_set_lib_validators(gt_db_t *db, const gt_cli_libs_t *used);
+/* Load the libraries a DB's validators name (when they exist here and the environment does not
+ * choose), so a replay or a calibration runs the version the rows were tuned with. */
+void gt_cli_use_db_libs(const gt_db_t *db);
 
 /* ---- output ----------------------------------------------------------------------------- */
 int gt_cli_parse_format(const char *cmd, const char *arg, gt_fmt_t *out);
@@ -78,10 +133,17 @@ void gt_table_row(gt_table_t *t, const char *const *cells);
 /* Print everything (table: aligned columns; csv: header + rows; json: array of objects). */
 void gt_table_end(gt_table_t *t);
 
-/* Progress line on stderr, only when stderr is a terminal: "phase 12/340  ETA 3s". */
+/* Progress on stderr. On a terminal, one line redrawn in place: "label  phase 12/340  ETA 3s".
+ * Elsewhere (a pipe, a batch job's log) a plain line, rate-limited: the first call for a new
+ * label prints at once, later ones at most every GEMMTUNE_PROGRESS_S seconds (default 10; 0:
+ * every event; negative: none), so a long shape is never silent and a short one costs one line. */
 void gt_cli_progress(const char *label, const char *phase, size_t done, size_t total,
                      double elapsed_s);
 void gt_cli_progress_clear(void);
+/* The whole run, appended to every progress line until cleared with (0, 0): it started at t0
+ * (gt_cli_now) and is estimated to take total_s seconds ("| run 1m05s, ETA 2m10s"); total_s < 0:
+ * not known yet (only the time so far is shown). */
+void gt_cli_progress_run(double t0, double total_s);
 double gt_cli_now(void);
 
 /* Subcommands. */
@@ -95,5 +157,7 @@ int gt_cmd_explain(int argc, char **argv);
 int gt_cmd_capture(int argc, char **argv);
 int gt_cmd_verify(int argc, char **argv);
 int gt_cmd_check(int argc, char **argv);
+int gt_cmd_run(int argc, char **argv);
+int gt_cmd_report(int argc, char **argv);
 
 #endif

@@ -21,10 +21,17 @@ static const char k_help[] =
     "events outside graph capture. At exit the shim writes SHAPES (default gemmtune-shapes.csv):\n"
     "one row per distinct key, sorted by share of GEMM time, which `gemmtune tune` accepts.\n"
     "Calls made while a CUDA graph is captured are counted but cannot be timed.\n\n"
+    "The file also names the cuBLAS and cuBLASLt the process loaded (path and version, '#'\n"
+    "lines), so `gemmtune tune` loads the same ones: cuBLASLt rows apply only to the version\n"
+    "they were tuned with.\n\n"
     "  -o, --output SHAPES    where to write the shapes file\n"
     "  --lib PATH             the preload library (default: found next to gemmtune, or\n"
     "                         GEMMTUNE_PRELOAD_LIB)\n\n"
-    "Exit status: the command's own, or 69 when the shim could not be found.\n";
+    "Examples:\n"
+    "  gemmtune capture -o shapes.csv -- python3 serve.py --steps 20\n"
+    "  gemmtune capture -- ./my_app && gemmtune tune gemmtune-shapes.csv -o tuned.db\n\n"
+    "Exit status: the command's own (a note says when it issued no GEMM, so nothing was\n"
+    "written); 64 usage; 69 when the shim could not be found.\n";
 
 enum { C_OUT = 'o', C_HELP = 5000, C_LIB };
 
@@ -105,7 +112,7 @@ int gt_cmd_capture(int argc, char **argv) {
   if (access(outabs, R_OK) != 0) {
     fprintf(stderr, "gemmtune capture: the command exited %d and no capture was written to %s "
                     "(it issued no cuBLAS GEMM, or did not load cuBLAS)\n", code, out);
-    return code ? code : 1;
+    return code;
   }
   gt_status_t s = gt_shapes_read(outabs, &defaults, &sh, NULL);
   if (s != GT_OK) return gt_cli_fail("capture", s);

@@ -33,12 +33,18 @@ static const char k_help[] =
     "was. The tolerance is the largest of --tolerance, the baseline's and the winner's measured\n"
     "spread now, and the spread the row recorded.\n\n"
     "  --tolerance P          percent (default 3)\n"
-    "  --rounds N             interleaved rounds (default 15)\n"
     "  --row-timeout S        give up on a row after S seconds (default 300)\n"
-    "  --device N, --backend auto|cuda|host, --cpu, --seed N   as for profile\n"
-    "  --format table|csv|json\n\n"
+    "  --format table|csv|json\n";
+
+static const char k_examples[] =
+    "\nExamples:\n"
+    "  gemmtune check tuned.db\n"
+    "  gemmtune check --cpu build/example-tuned.db --rounds 5 --format csv\n\n"
     "Exit status: 0 when every applicable row passes (also when none applies: every row is\n"
-    "listed with the reason); 1 when one does not; 65 malformed DB, 74 unreadable DB.\n";
+    "listed with the reason); 1 when one does not; 64 usage; 65 malformed DB; 66 missing DB.\n";
+
+#define CHECK_OPTS (GT_OPT_DEVICE | GT_OPT_TIMING)
+#define CHECK_EXCEPT "warm,init" /* a row is replayed cold or warm as it was timed */
 
 enum { K_FORMAT = 3000, K_HELP, K_TOL, K_RTIMEOUT };
 
@@ -240,7 +246,7 @@ int gt_cmd_check(int argc, char **argv) {
                                       {"tolerance", required_argument, 0, K_TOL},
                                       {"row-timeout", required_argument, 0, K_RTIMEOUT},
                                       {0, 0, 0, 0}};
-  struct option *opts = gt_cli_merge_options(own, gt_cli_search_options, NULL);
+  struct option *opts = gt_cli_options(own, CHECK_OPTS, CHECK_EXCEPT);
   gt_cli_search_t cs;
   gt_cli_search_init(&cs);
   gt_fmt_t fmt = GT_FMT_TABLE;
@@ -251,7 +257,12 @@ int gt_cmd_check(int argc, char **argv) {
     char *end = NULL;
     switch (c) {
       case 'h':
-      case K_HELP: printf("%s", k_help); free(opts); return 0;
+      case K_HELP:
+        printf("%s", k_help);
+        gt_cli_options_help(stdout, CHECK_OPTS, CHECK_EXCEPT);
+        printf("%s", k_examples);
+        free(opts);
+        return 0;
       case K_FORMAT:
         if (gt_cli_parse_format("check", optarg, &fmt)) return free(opts), EX_USAGE_;
         break;
@@ -276,10 +287,12 @@ int gt_cmd_check(int argc, char **argv) {
   free(opts);
   if (optind != argc - 1) return gt_cli_usage_error("check", "expected one DB file");
   const char *path = argv[optind];
+  if ((rc = gt_cli_need_file("check", NULL, path)) != 0) return rc;
   gt_db_t db;
   gt_db_init(&db);
   gt_status_t s = gt_db_read(path, &db);
   if (s != GT_OK) return gt_cli_fail("check", s);
+  gt_cli_use_db_libs(&db); /* replay with the cuBLAS the rows were tuned with */
 
   static const char *const names[] = {"row", "verdict", "key", "provider", "instance",
                                       "recorded_us", "now_us", "baseline_now_us", "speedup_rec",

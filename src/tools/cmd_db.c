@@ -16,15 +16,33 @@ static const char k_merge_help[] =
     "  --prefer first|last    resolve conflicts in favour of the earlier or later input\n"
     "  -q, --quiet            report conflicts only\n\n";
 
+
+static const char k_merge_examples[] =
+    "Examples:\n"
+    "  gemmtune merge shard0.db shard1.db shard2.db -o tuned.db\n"
+    "  gemmtune merge tuned.db new.db -o tuned.db --prefer last   # new facts win conflicts\n\n"
+    "Exit status: 0; 64 usage; 65 malformed DB or a conflict (nothing written); 66 missing\n"
+    "DB; 74 the output cannot be written.\n";
+
 static const char k_explain_help[] =
-    "Usage: gemmtune explain DB (KEY... | PROBLEM)\n\n"
+    "Usage: gemmtune explain DB (KEY... | PROBLEM) [--format F]\n\n"
     "Looks each key up in DB exactly as the runtime does. A hit prints the row (provider,\n"
     "instance, times, the gate's error). A miss prints the nearest rows and exactly which key\n"
     "fields differ, e.g. 'n: 2688 vs 2624' or 'sm_count: 132 vs 114'. KEY is the text gemmtune\n"
-    "prints for a key (field=value,...; fields not given default as for --key). Instead of KEYs a\n"
-    "problem can be given with the usual options (--linear T,OUT,IN ...); arch and sm_count then\n"
-    "default to this machine's device unless --arch/--sm-count are given.\n"
-    "Exit status: 0 when every key hits, 1 when any misses.\n\n";
+    "prints for a key (field=value,...); it may be partial: fields it does not give default as\n"
+    "for --key, leading dimensions are tight, and arch and sm_count are the DB's device when all\n"
+    "its rows share one, else this machine's (--cpu, --backend or --device: this machine's).\n"
+    "Instead of KEYs a problem can be given with the usual options (--linear T,OUT,IN ...);\n"
+    "arch and sm_count then default the same way unless --arch/--sm-count are given.\n\n"
+    "  --format table|csv|json  one line per key: hit or miss, the row or the nearest one\n";
+
+static const char k_explain_examples[] =
+    "\nExamples:\n"
+    "  gemmtune explain tuned.db --linear 16,4096,4096\n"
+    "  gemmtune explain tuned.db 'transa=T,m=4096,n=16,k=4096'     # a partial key\n"
+    "  gemmtune explain tuned.db --linear 16,4096,4096 --sm-count 114 --format json\n\n"
+    "Exit status: 0 when every key hits, 1 when any misses; 64 usage or a bad key; 65\n"
+    "malformed DB; 66 missing DB.\n";
 
 typedef struct {
   bool quiet;
@@ -49,7 +67,7 @@ int gt_cmd_merge(int argc, char **argv) {
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "ho:q", opts, NULL)) != -1) {
-    if (c == 'h' || c == M_HELP) return printf("%s", k_merge_help), 0;
+    if (c == 'h' || c == M_HELP) return printf("%s%s", k_merge_help, k_merge_examples), 0;
     if (c == M_OUT) out = optarg;
     else if (c == M_QUIET) rc.quiet = true;
     else if (c == M_PREFER) {
@@ -64,6 +82,10 @@ int gt_cmd_merge(int argc, char **argv) {
   if (argc - optind < 2) return gt_cli_usage_error("merge", "give at least two DBs to merge");
   /* Read every input first: a malformed one stops the merge before anything is written. */
   int n = argc - optind;
+  for (int i = 0; i < n; i++) {
+    int rc2 = gt_cli_need_file("merge", NULL, argv[optind + i]);
+    if (rc2) return rc2;
+  }
   gt_db_t *dbs = calloc((size_t)n, sizeof *dbs);
   for (int i = 0; i < n; i++) {
     gt_db_init(&dbs[i]);
@@ -92,7 +114,14 @@ int gt_cmd_merge(int argc, char **argv) {
   return code;
 }
 
-enum { E_HELP = 4100 };
+enum { E_HELP = 4100, E_FORMAT };
+#define EXPLAIN_OPTS (GT_OPT_PROBLEM | GT_OPT_DEVICE)
+
+/* Where explain's lines go: a table for people, or rows of the csv/json writer. */
+typedef struct explain_out {
+  gt_fmt_t fmt;
+  gt_table_t t;
+} explain_out_t;
 
 static void print_row(const gt_db_row_t *r) {
   printf("  provider=%s instance=%s lib=%s\n  time %.3f us vs baseline %s %.3f us (%.3fx), "
@@ -102,18 +131,31 @@ static void print_row(const gt_db_row_t *r) {
          r->throttled ? ", THROTTLED rounds seen" : "");
 }
 
-static int explain_one(const gt_db_t *db, const gt_problem_t *k) {
+static int explain_one(explain_out_t *eo, const gt_db_t *db, const gt_problem_t *k) {
   char key[1024];
   gt_problem_format_key(k, key, sizeof key);
   const gt_db_row_t *row = gt_db_lookup(db, k);
+  gt_db_near_t near[3];
+  size_t nn = row ? 0 : gt_db_explain(db, k, near, 3);
+  if (eo->fmt != GT_FMT_TABLE) {
+    const gt_db_row_t *r = row ? row : nn ? near[0].row : NULL;
+    char t[32] = "", b[32] = "", sp[32] = "";
+    if (r) {
+      snprintf(t, sizeof t, "%.3f", r->time_us);
+      snprintf(b, sizeof b, "%.3f", r->baseline_us);
+      snprintf(sp, sizeof sp, "%.4g", r->speedup);
+    }
+    const char *cells[] = {row ? "hit" : "miss", key, r ? r->provider : "", r ? r->instance : "",
+                           t, b, sp, row ? "" : nn ? near[0].diff : "the DB has no rows"};
+    gt_table_row(&eo->t, cells);
+    return row ? 0 : 1;
+  }
   if (row) {
     printf("HIT  %s\n", key);
     print_row(row);
     return 0;
   }
   printf("MISS %s\n", key);
-  gt_db_near_t near[3];
-  size_t nn = gt_db_explain(db, k, near, 3);
   if (nn == 0) printf("  the DB has no rows\n");
   for (size_t i = 0; i < nn; i++)
     printf("  nearest #%zu (%d field%s differ): %s  [row: %s/%s]\n", i + 1, near[i].nfields,
@@ -122,23 +164,59 @@ static int explain_one(const gt_db_t *db, const gt_problem_t *k) {
   return 1;
 }
 
-int gt_cmd_explain(int argc, char **argv) {
-  static const struct option own[] = {{"help", no_argument, 0, E_HELP}, {0, 0, 0, 0}};
-  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
-  gt_cli_problem_t cp;
-  gt_cli_search_t cs;
-  gt_cli_problem_init(&cp);
-  gt_cli_search_init(&cs);
+/* The device every row of db names, when they agree: a key that leaves arch and sm_count out
+ * means "on the device this DB is for". False for an empty DB or rows of several devices. */
+static bool db_device(const gt_db_t *db, char *arch, size_t cap, int *sms) {
+  if (db->n == 0) return false;
+  for (size_t i = 1; i < db->n; i++)
+    if (strcmp(db->rows[i].key.arch, db->rows[0].key.arch) ||
+        db->rows[i].key.sm_count != db->rows[0].key.sm_count)
+      return false;
+  snprintf(arch, cap, "%s", db->rows[0].key.arch);
+  *sms = db->rows[0].key.sm_count;
+  return true;
+}
+
+/* Fill the device fields a key or problem left out: this machine's device when one was named
+ * (--cpu, --backend, --device), else the DB's when its rows share one, else this machine's. */
+static void default_device(const gt_db_t *db, gt_cli_search_t *cs, gt_problem_t *p,
+                           bool arch_given, bool sms_given) {
+  if (arch_given && sms_given) return;
+  char arch[sizeof p->arch];
+  int sms = 0;
+  gt_device_info_t dev;
+  bool machine = strcmp(cs->backend_name, "auto") != 0 || cs->gpu_asked; /* --cpu, --device */
+  if (machine || !db_device(db, arch, sizeof arch, &sms)) {
+    cs->quiet = true;
+    if (gt_cli_pick_backend("explain", cs, &dev) != 0) return;
+    snprintf(arch, sizeof arch, "%s", dev.arch);
+    sms = dev.sm_count;
+  }
+  if (!arch_given) snprintf(p->arch, sizeof p->arch, "%s", arch);
+  if (!sms_given) p->sm_count = sms;
+}
+
+/* Parse the command line; -1 to go on, else the exit status. */
+static int explain_args(int argc, char **argv, gt_cli_problem_t *cp, gt_cli_search_t *cs,
+                        gt_fmt_t *fmt) {
+  static const struct option own[] = {{"format", required_argument, 0, E_FORMAT},
+                                      {"help", no_argument, 0, E_HELP},
+                                      {0, 0, 0, 0}};
+  struct option *opts = gt_cli_options(own, EXPLAIN_OPTS, NULL);
   int c, rc;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     if (c == 'h' || c == E_HELP) {
-      printf("%s%s", k_explain_help, gt_cli_problem_help);
+      printf("%s", k_explain_help);
+      gt_cli_options_help(stdout, EXPLAIN_OPTS, NULL);
+      printf("%s", k_explain_examples);
       free(opts);
       return 0;
     }
-    if ((rc = gt_cli_problem_opt("explain", &cp, c, optarg)) != 0 ||
-        (rc = gt_cli_search_opt("explain", &cs, c, optarg)) != 0) {
+    if (c == E_FORMAT) {
+      if (gt_cli_parse_format("explain", optarg, fmt)) return free(opts), EX_USAGE_;
+    } else if ((rc = gt_cli_problem_opt("explain", cp, c, optarg)) != 0 ||
+               (rc = gt_cli_search_opt("explain", cs, c, optarg)) != 0) {
       if (rc < 0) return free(opts), EX_USAGE_;
     } else {
       free(opts);
@@ -147,41 +225,58 @@ int gt_cmd_explain(int argc, char **argv) {
   }
   free(opts);
   if (optind >= argc) return gt_cli_usage_error("explain", "expected a DB");
+  if (cp->have_shape && optind + 1 < argc)
+    return gt_cli_usage_error("explain", "give KEYs or a problem, not both");
+  if (!cp->have_shape && optind + 1 >= argc)
+    return gt_cli_usage_error("explain", "expected KEYs or a problem after the DB");
+  /* Keys are parsed before the DB is read: a bad key is a usage error whatever the DB holds. */
+  for (int i = optind + 1; i < argc; i++) {
+    gt_problem_t k;
+    gt_problem_init(&k);
+    if (gt_problem_parse_key(argv[i], &k) != GT_OK)
+      return gt_cli_usage_error("explain", "key %d: %s", i - optind, gt_err_msg());
+  }
+  return -1;
+}
+
+int gt_cmd_explain(int argc, char **argv) {
+  gt_cli_problem_t cp;
+  gt_cli_search_t cs;
+  gt_cli_problem_init(&cp);
+  gt_cli_search_init(&cs);
+  explain_out_t eo = {.fmt = GT_FMT_TABLE};
+  int rc = explain_args(argc, argv, &cp, &cs, &eo.fmt);
+  if (rc >= 0) return rc;
+  if ((rc = gt_cli_need_file("explain", NULL, argv[optind])) != 0) return rc;
   gt_db_t db;
   gt_db_init(&db);
   gt_status_t s = gt_db_read(argv[optind], &db);
   if (s != GT_OK) return gt_cli_fail("explain", s);
-  int misses = 0, keys = 0;
+  static const char *const names[] = {"result", "key", "provider", "instance", "time_us",
+                                      "baseline_us", "speedup", "differs"};
+  static const bool num[] = {0, 0, 0, 0, 1, 1, 1, 0};
+  if (eo.fmt != GT_FMT_TABLE) gt_table_begin(&eo.t, stdout, eo.fmt, 8, names, num);
+  int misses = 0;
   if (cp.have_shape) {
-    if (optind + 1 < argc) {
-      gt_db_free(&db);
-      return gt_cli_usage_error("explain", "give KEYs or a problem, not both");
-    }
-    gt_device_info_t dev, *devp = NULL;
-    if (!cp.arch_given || !cp.sms_given) {
-      cs.quiet = true;
-      if (gt_cli_pick_backend("explain", &cs, &dev) == 0) devp = &dev;
-    }
-    if ((rc = gt_cli_problem_finish("explain", &cp, devp)) != 0) {
+    default_device(&db, &cs, &cp.p, cp.arch_given, cp.sms_given);
+    cp.arch_given = cp.sms_given = true; /* filled: finish must not take the machine's */
+    if ((rc = gt_cli_problem_finish("explain", &cp, NULL)) != 0) {
       gt_db_free(&db);
       return rc;
     }
-    printf("problem: %s\n", cp.mapping);
-    misses += explain_one(&db, &cp.p);
-    keys++;
+    if (eo.fmt == GT_FMT_TABLE) printf("problem: %s\n", cp.mapping);
+    misses += explain_one(&eo, &db, &cp.p);
   }
   for (int i = optind + 1; i < argc; i++) {
     gt_problem_t k;
     gt_problem_init(&k);
-    if (gt_problem_parse_key(argv[i], &k) != GT_OK) {
-      gt_db_free(&db);
-      return gt_cli_usage_error("explain", "key %d: %s", i - optind, gt_err_msg());
-    }
+    gt_problem_parse_key(argv[i], &k); /* checked by explain_args */
+    default_device(&db, &cs, &k, strstr(argv[i], "arch=") != NULL,
+                   strstr(argv[i], "sm_count=") != NULL);
     gt_problem_fill_lds(&k);
-    misses += explain_one(&db, &k);
-    keys++;
+    misses += explain_one(&eo, &db, &k);
   }
+  if (eo.fmt != GT_FMT_TABLE) gt_table_end(&eo.t);
   gt_db_free(&db);
-  if (!keys) return gt_cli_usage_error("explain", "expected KEYs or a problem after the DB");
   return misses ? 1 : 0;
 }

@@ -5,12 +5,21 @@
 #include "cli.h"
 
 static const char k_help[] =
-    "Usage: gemmtune list [PROBLEM] [--explain] [--providers A,B] [--exhaustive] [--format F]\n\n"
+    "Usage: gemmtune list [PROBLEM] [options]\n\n"
     "Without a problem: every provider of this build, whether it is ready here, and why not.\n"
     "With a problem: each provider's candidates for it. --explain also lists the candidates a\n"
     "provider excluded, each with its one-line reason (alignment, shared memory, types...).\n\n"
     "  --explain              include excluded candidates and their reasons\n"
-    "  --format table|csv|json\n\n";
+    "  --format table|csv|json\n";
+
+static const char k_examples[] =
+    "\nExamples:\n"
+    "  gemmtune list                                   # providers, ready or why not\n"
+    "  gemmtune list --linear 16,4096,4096 --explain   # candidates, excluded ones with reasons\n"
+    "  gemmtune list --cpu --rowmajor mk,nk,8,64,32 --format json\n\n"
+    "Exit status: 0; 64 usage (an unknown provider too); 69 --backend cuda without a GPU.\n";
+
+#define LIST_OPTS (GT_OPT_PROBLEM | GT_OPT_DEVICE | GT_OPT_CANDS)
 
 enum { L_EXPLAIN = 3000, L_FORMAT, L_HELP };
 
@@ -19,7 +28,7 @@ int gt_cmd_list(int argc, char **argv) {
                                       {"format", required_argument, 0, L_FORMAT},
                                       {"help", no_argument, 0, L_HELP},
                                       {0, 0, 0, 0}};
-  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
+  struct option *opts = gt_cli_options(own, LIST_OPTS, NULL);
   gt_cli_problem_t cp;
   gt_cli_search_t cs;
   gt_cli_problem_init(&cp);
@@ -30,7 +39,9 @@ int gt_cmd_list(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     if (c == 'h' || c == L_HELP) {
-      printf("%s%s\n%s", k_help, gt_cli_problem_help, gt_cli_search_help);
+      printf("%s", k_help);
+      gt_cli_options_help(stdout, LIST_OPTS, NULL);
+      printf("%s", k_examples);
       free(opts);
       return 0;
     }
@@ -76,6 +87,7 @@ int gt_cmd_list(int argc, char **argv) {
   cs.quiet = fmt != GT_FMT_TABLE;
   if ((rc = gt_cli_pick_backend("list", &cs, &dev)) != 0) return rc;
   if ((rc = gt_cli_problem_finish("list", &cp, &dev)) != 0) return rc;
+  gt_cli_backend_note("list", &cs);
   if (fmt == GT_FMT_TABLE) printf("problem: %s\n", cp.mapping);
   gt_enum_opts_t eo = {.max_candidates = cs.so.max_candidates, .exhaustive = cs.so.exhaustive,
                        .device = cs.so.measure.device};

@@ -17,31 +17,54 @@ static const char k_profile_help[] =
     "the best/worst spread. Candidates are timed cold and interleaved, like tune's finalists.\n\n"
     "  --instance NAME        race only NAME against the baseline (what Arguments: prints)\n"
     "  --explain              also list excluded candidates with their reasons\n"
-    "  --format table|csv|json\n\n";
+    "  --format table|csv|json\n";
+
+static const char k_profile_examples[] =
+    "\nExamples:\n"
+    "  gemmtune profile --linear 16,4096,4096                 # every candidate, one shape\n"
+    "  gemmtune profile --cpu --linear 8,768,256 --rounds 5 --explain\n"
+    "  gemmtune profile --linear 1,4096,4096 --providers cublas,kernels --budget 10\n\n"
+    "Exit status: 0; 64 usage (an unknown provider too); 66 no baseline candidate; 69 no GPU\n"
+    "with --backend cuda; 1 the baseline failed the gate.\n";
+
+static const char k_baseline_examples[] =
+    "\nExamples:\n"
+    "  gemmtune baseline --linear 16,4096,4096\n"
+    "  gemmtune baseline --cpu examples/small_cpu.csv --format csv\n\n"
+    "Exit status: 0; 64 usage; 65 malformed shapes file; 66 missing file; 69 no GPU with\n"
+    "--backend cuda.\n";
+
+#define PROFILE_OPTS (GT_OPT_PROBLEM | GT_OPT_DEVICE | GT_OPT_CANDS | GT_OPT_TIMING | GT_OPT_RACE)
+#define PROFILE_EXCEPT "finalists,estimate"
+#define BASELINE_OPTS (GT_OPT_PROBLEM | GT_OPT_DEVICE | GT_OPT_TIMING)
 
 static const char k_baseline_help[] =
     "Usage: gemmtune baseline (PROBLEM | SHAPES_FILE) [options]\n\n"
     "Times only the path applications use today (cuBLAS cublasGemmEx with the default\n"
     "algorithm on a GPU; the naive CPU loop on the host) on the same harness tune uses, and\n"
     "prints time, TFLOP/s, GB/s and the share of the roofline floor it reaches.\n\n"
-    "  --format table|csv|json\n\n";
+    "  --format table|csv|json\n";
 
 enum { P_FORMAT = 3000, P_HELP, P_INSTANCE, P_EXPLAIN };
 
 static int parse_common(const char *cmd, int argc, char **argv, gt_cli_problem_t *cp,
                         gt_cli_search_t *cs, gt_fmt_t *fmt, const char **instance, bool *explain,
-                        const char *help) {
-  static const struct option own[] = {{"format", required_argument, 0, P_FORMAT},
-                                      {"help", no_argument, 0, P_HELP},
-                                      {"instance", required_argument, 0, P_INSTANCE},
+                        const char *help, const char *examples, unsigned mask,
+                        const char *except) {
+  static const struct option own[] = {{"instance", required_argument, 0, P_INSTANCE},
                                       {"explain", no_argument, 0, P_EXPLAIN},
+                                      {"format", required_argument, 0, P_FORMAT},
+                                      {"help", no_argument, 0, P_HELP},
                                       {0, 0, 0, 0}};
-  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
+  /* baseline has neither --instance nor --explain */
+  struct option *opts = gt_cli_options(instance ? own : own + 2, mask, except);
   int c, rc;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     if (c == 'h' || c == P_HELP) {
-      printf("%s%s\n%s", help, gt_cli_problem_help, gt_cli_search_help);
+      printf("%s", help);
+      gt_cli_options_help(stdout, mask, except);
+      printf("%s", examples);
       free(opts);
       return -2;
     }
@@ -86,7 +109,8 @@ int gt_cmd_profile(int argc, char **argv) {
   gt_fmt_t fmt = GT_FMT_TABLE;
   const char *instance = NULL;
   bool explain = false;
-  int rc = parse_common("profile", argc, argv, &cp, &cs, &fmt, &instance, &explain, k_profile_help);
+  int rc = parse_common("profile", argc, argv, &cp, &cs, &fmt, &instance, &explain, k_profile_help,
+                        k_profile_examples, PROFILE_OPTS, PROFILE_EXCEPT);
   if (rc == -2) return 0;
   if (rc) return rc;
   if (optind < argc) return gt_cli_usage_error("profile", "unexpected argument '%s'", argv[optind]);
@@ -94,6 +118,7 @@ int gt_cmd_profile(int argc, char **argv) {
   cs.quiet = fmt != GT_FMT_TABLE;
   if ((rc = gt_cli_pick_backend("profile", &cs, &dev)) != 0) return rc;
   if ((rc = gt_cli_problem_finish("profile", &cp, &dev)) != 0) return rc;
+  gt_cli_backend_note("profile", &cs);
   cs.so.profile_all = true;
   cs.so.only = instance;
   progress_ctx_t pc = {"profile", gt_cli_now()};
@@ -175,16 +200,20 @@ int gt_cmd_baseline(int argc, char **argv) {
   gt_cli_problem_init(&cp);
   gt_cli_search_init(&cs);
   gt_fmt_t fmt = GT_FMT_TABLE;
-  int rc = parse_common("baseline", argc, argv, &cp, &cs, &fmt, NULL, NULL, k_baseline_help);
+  int rc = parse_common("baseline", argc, argv, &cp, &cs, &fmt, NULL, NULL, k_baseline_help,
+                        k_baseline_examples, BASELINE_OPTS, NULL);
   if (rc == -2) return 0;
   if (rc) return rc;
+  if (optind < argc) {
+    if (cp.have_shape) return gt_cli_usage_error("baseline", "give a problem or a shapes file, not both");
+    if (optind != argc - 1) return gt_cli_usage_error("baseline", "expected one shapes FILE");
+    if ((rc = gt_cli_need_file("baseline", NULL, argv[optind])) != 0) return rc;
+  }
   gt_device_info_t dev;
   cs.quiet = fmt != GT_FMT_TABLE;
   if ((rc = gt_cli_pick_backend("baseline", &cs, &dev)) != 0) return rc;
   gt_shapes_t sh = {0};
   if (optind < argc) {
-    if (cp.have_shape) return gt_cli_usage_error("baseline", "give a problem or a shapes file, not both");
-    if (optind != argc - 1) return gt_cli_usage_error("baseline", "expected one shapes FILE");
     snprintf(cp.p.arch, sizeof cp.p.arch, "%s", dev.arch);
     cp.p.sm_count = dev.sm_count;
     gt_status_t s = gt_shapes_read(argv[optind], &cp.p, &sh, NULL);
@@ -196,6 +225,7 @@ int gt_cmd_baseline(int argc, char **argv) {
     sh.v[0].p = cp.p;
     snprintf(sh.v[0].view, sizeof sh.v[0].view, "%s", cp.mapping);
   }
+  gt_cli_backend_note("baseline", &cs);
   cs.so.baseline_only = true;
   static const char *const names[] = {"label", "mapping", "baseline", "time_us", "spread_pct",
                                       "tflops", "gbps", "floor_us", "pct_of_floor"};

@@ -6,7 +6,7 @@
 #include "core/gt_shapes.h"
 
 static const char k_help[] =
-    "Usage: gemmtune shapes FILE [--dtype T] [--backend B] [--format F]\n\n"
+    "Usage: gemmtune shapes FILE [options]\n\n"
     "Reads a shapes file (nn.Linear view tokens,out_features,in_features; row-major\n"
     "layout,M,N,K with the layout code quoted, \"mk,nk\",16,4096,4096; or BLAS key columns as\n"
     "`gemmtune capture` writes) and prints for each shape\n"
@@ -14,8 +14,16 @@ static const char k_help[] =
     "(FLOP/byte), the regime on this device (compute-bound when the intensity exceeds the\n"
     "device's ridge point peak_flops/bandwidth, else memory-bound) and the roofline floor\n"
     "max(flops/peak, bytes/bandwidth): no kernel runs much faster than that.\n\n"
-    "  --dtype T              element type for rows that don't say (default bf16)\n"
-    "  --format table|csv|json\n\n";
+    "  --format table|csv|json\n";
+
+static const char k_examples[] =
+    "\nExamples:\n"
+    "  gemmtune shapes examples/small_cpu.csv\n"
+    "  gemmtune shapes --cpu --format csv captured.csv      # the host's roofline, as CSV\n"
+    "  printf 'layout,M,N,K\\n\"mk,nk\",16,4096,4096\\n' > rm.csv && gemmtune shapes rm.csv\n\n"
+    "Exit status: 0; 64 usage; 65 malformed file (file:line and the column); 66 missing file.\n";
+
+#define SHAPES_OPTS (GT_OPT_TYPES | GT_OPT_DEVICE)
 
 enum { S_FORMAT = 3000, S_HELP };
 
@@ -23,7 +31,7 @@ int gt_cmd_shapes(int argc, char **argv) {
   static const struct option own[] = {{"format", required_argument, 0, S_FORMAT},
                                       {"help", no_argument, 0, S_HELP},
                                       {0, 0, 0, 0}};
-  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
+  struct option *opts = gt_cli_options(own, SHAPES_OPTS, NULL);
   gt_cli_problem_t cp;
   gt_cli_search_t cs;
   gt_cli_problem_init(&cp);
@@ -33,7 +41,9 @@ int gt_cmd_shapes(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     if (c == 'h' || c == S_HELP) {
-      printf("%s%s", k_help, gt_cli_search_help);
+      printf("%s", k_help);
+      gt_cli_options_help(stdout, SHAPES_OPTS, NULL);
+      printf("%s", k_examples);
       free(opts);
       return 0;
     }
@@ -49,6 +59,7 @@ int gt_cmd_shapes(int argc, char **argv) {
   }
   free(opts);
   if (optind != argc - 1) return gt_cli_usage_error("shapes", "expected one shapes FILE");
+  if ((rc = gt_cli_need_file("shapes", NULL, argv[optind])) != 0) return rc;
   gt_device_info_t dev;
   cs.quiet = fmt != GT_FMT_TABLE;
   if ((rc = gt_cli_pick_backend("shapes", &cs, &dev)) != 0) return rc;
@@ -58,6 +69,7 @@ int gt_cmd_shapes(int argc, char **argv) {
   size_t merged = 0;
   gt_status_t s = gt_shapes_read(argv[optind], &cp.p, &sh, &merged);
   if (s != GT_OK) return gt_cli_fail("shapes", s);
+  gt_cli_backend_note("shapes", &cs);
   double peak = dev.peak_tflops * 1e12, bw = dev.peak_gbps * 1e9;
   double ridge = peak / bw;
   if (fmt == GT_FMT_TABLE)

@@ -29,15 +29,30 @@ static const char k_help[] =
     "re-time the survivors and the baseline in interleaved cold rounds, and write a row only\n"
     "when the winner beats the baseline by max(--min-improvement, the baseline's noise).\n"
     "A row slower than its baseline is never written. An existing DB is read first (strictly:\n"
-    "a malformed one stops the run untouched) and updated atomically after each improved shape.\n\n"
+    "a malformed one stops the run untouched) and updated atomically after each improved shape.\n"
+    "A shapes file from `gemmtune capture` names the cuBLAS the application loaded; tune loads\n"
+    "that one too (cuBLASLt rows apply only to the version they were tuned with) and says so.\n"
+    "Progress goes to stderr: a live line on a terminal, otherwise a line per shape and one\n"
+    "every GEMMTUNE_PROGRESS_S seconds (default 10), each with the whole run's ETA.\n\n"
     "  -o, --output DB        the tuned DB to create or update (required)\n"
     "  --resume               skip shapes an interrupted run already finished (DB.journal)\n"
     "  --shard I/N            tune only shapes whose key hash is I modulo N (merge shards after)\n"
     "  --isolate / --no-isolate  run each shape in a worker process (default: on for CUDA)\n"
     "  --shape-timeout S      kill a worker silent for S seconds (default 120)\n"
-    "  --format table|csv|json  per-shape results on stdout\n\n"
-    "Defaults for rows that don't state them:\n"
-    "  --dtype T, --compute C, --beta 0|1 (see 'gemmtune profile --help')\n\n";
+    "  --format table|csv|json  per-shape results on stdout\n";
+
+static const char k_examples[] =
+    "\nExamples:\n"
+    "  gemmtune tune examples/small_cpu.csv -o tuned.db\n"
+    "  gemmtune tune shapes.csv -o tuned.db --estimate          # what a full run would cost\n"
+    "  gemmtune tune shapes.csv -o tuned.db --budget 3 --finalists 4 --rounds 9\n"
+    "  gemmtune tune shapes.csv -o shard1.db --shard 1/4 && gemmtune merge shard*.db -o tuned.db\n"
+    "  gemmtune tune shapes.csv -o tuned.db --resume             # continue a killed run\n\n"
+    "Exit status: 0 every shape tuned (improved or not); 1 a shape failed; 64 usage (an unknown\n"
+    "provider too); 65 malformed shapes file or DB; 66 missing shapes file; 69 no GPU with\n"
+    "--backend cuda; 74 the DB cannot be written.\n";
+
+#define TUNE_OPTS (GT_OPT_TYPES | GT_OPT_DEVICE | GT_OPT_CANDS | GT_OPT_TIMING | GT_OPT_RACE)
 
 enum { T_OUT = 'o', T_FORMAT = 3000, T_HELP, T_RESUME, T_SHARD, T_ISOLATE, T_NOISOLATE, T_STIMEOUT };
 
@@ -51,6 +66,8 @@ typedef struct shape_outcome {
   size_t n_active, n_excluded, n_failed_gate, n_failed_run;
   char failure[400];
   double elapsed_s, estimate_s;
+  double race_s;      /* --estimate: the re-time rounds (and settle) at the baseline's speed */
+  size_t n_budget;    /* candidates the prune pass did not reach within --budget */
   int throttled, sm_clock_mhz; /* clock-event (thermal/power) seen in a round; median SM clock */
   char faulted[1024]; /* candidates that killed a worker, comma separated */
 } shape_outcome_t;
@@ -94,7 +111,11 @@ static void w_cand(void *ctx, const gt_candidate_t *c) {
   gt_isolate_announce(w->ch, c->name);
 }
 
-static void outcome_from(const gt_search_result_t *r, gt_status_t s, shape_outcome_t *o) {
+static void outcome_from(const gt_search_result_t *r, gt_status_t s, const gt_search_opts_t *so,
+                         shape_outcome_t *o) {
+  const int so_rounds = so->rounds > 0 ? so->rounds : 15;
+  const int so_finalists = so->finalists > 0 ? so->finalists : 6;
+  const double so_settle = so->settle_s > 0 ? so->settle_s : 0;
   memset(o, 0, sizeof *o);
   o->status = s;
   o->improved = r->improved;
@@ -110,10 +131,19 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, shape_outco
   for (size_t i = 0; i < r->n; i++) {
     if (r->c[i].disp == GT_DISP_FAILED_GATE) o->n_failed_gate++;
     if (r->c[i].disp == GT_DISP_FAILED_RUN) o->n_failed_run++;
+    if (r->c[i].disp == GT_DISP_BUDGET) o->n_budget++;
   }
   if (r->baseline >= 0) {
     snprintf(o->base_name, sizeof o->base_name, "%s", r->c[r->baseline].cand.name);
     o->base_us = r->c[r->baseline].time.median;
+  }
+  if (r->baseline >= 0 && r->estimate_s > 0) {
+    /* The race re-times the finalists and the baseline, each a careful sample per round; at the
+     * baseline's speed that is rounds x (finalists + 1) x launches of it. */
+    const double us = r->c[r->baseline].prune_us;
+    size_t fin = r->n_active > 1 ? r->n_active - 1 : 0;
+    if (fin > (size_t)so_finalists) fin = (size_t)so_finalists;
+    o->race_s = (double)so_rounds * (double)(fin + 1) * r->launches * us * 1e-6 + so_settle;
   }
   if (r->best >= 0) {
     snprintf(o->best_prov, sizeof o->best_prov, "%s", r->c[r->best].cand.provider->name);
@@ -123,10 +153,10 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, shape_outco
 }
 
 /* Run one shape in this process (ch NULL) or in a worker; the row (when improved) goes to *row. */
-static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so,
+static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, const char *label,
                              gt_isolate_chan_t *ch, shape_outcome_t *o, gt_db_row_t *row,
                              bool *have_row) {
-  worker_ctx_t w = {ch, sh->label[0] ? sh->label : "tune", gt_cli_now()};
+  worker_ctx_t w = {ch, label, gt_cli_now()};
   gt_search_events_t ev = {&w, w_phase, w_cand};
   gt_search_result_t r;
   /* The baseline is what the shape's own entry point runs (capture records it). */
@@ -135,7 +165,7 @@ static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so,
   if (sh->workspace) sso.workspace = sh->workspace;
   gt_status_t s = gt_search_run(&sh->p, &sso, &ev, &r);
   if (!ch) gt_cli_progress_clear();
-  outcome_from(&r, s, o);
+  outcome_from(&r, s, &sso, o);
   *have_row = s == GT_OK && r.improved;
   if (*have_row) *row = r.row;
   gt_search_result_free(&r);
@@ -152,7 +182,7 @@ static int shape_worker(gt_isolate_chan_t *ch, void *arg) {
   result_msg_t m;
   memset(&m, 0, sizeof m);
   m.kind = MSG_RESULT;
-  gt_status_t s = run_shape(job->sh, job->so, ch, &m.o, &m.row, &m.have_row);
+  gt_status_t s = run_shape(job->sh, job->so, "tune", ch, &m.o, &m.row, &m.have_row);
   /* A sticky fault poisoned this context: no answer, so the supervisor blames the candidate it
    * announced last and retries without it. */
   if (s == GT_ERR_DEVICE && strstr(m.o.failure, "faulted")) return 3;
@@ -229,6 +259,7 @@ static gt_status_t run_shape_isolated(const gt_shape_t *sh, gt_search_opts_t so,
 typedef struct backend_msg {
   int rc, backend;
   gt_device_info_t dev;
+  char note[400]; /* why auto fell back to the host */
 } backend_msg_t;
 
 static int backend_worker(gt_isolate_chan_t *ch, void *arg) {
@@ -237,6 +268,7 @@ static int backend_worker(gt_isolate_chan_t *ch, void *arg) {
   memset(&m, 0, sizeof m);
   m.rc = gt_cli_pick_backend("tune", cs, &m.dev);
   m.backend = cs->so.backend;
+  snprintf(m.note, sizeof m.note, "%s", cs->note);
   return gt_isolate_send(ch, &m, sizeof m) == GT_OK ? 0 : 1;
 }
 
@@ -258,6 +290,7 @@ static int pick_backend_forked(gt_cli_search_t *cs, gt_device_info_t *dev) {
   }
   *dev = m.dev;
   cs->so.backend = (gt_backend_t)m.backend;
+  snprintf(cs->note, sizeof cs->note, "%s", m.note);
   if (cs->so.backend == GT_BACKEND_CUDA && !cs->settle_given) cs->so.settle_s = 0.3;
   return m.rc;
 }
@@ -308,7 +341,8 @@ typedef struct tune_run {
   /* results */
   gt_table_t t;
   size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed;
-  double t_start, est_total;
+  double t_start, est_total, est_race;
+  size_t n_ours; /* shapes this run tunes (its shard, less those --resume skips) */
   int exit_code;
   char failures[4096];
 } tune_run_t;
@@ -324,14 +358,16 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
                                       {"no-isolate", no_argument, 0, T_NOISOLATE},
                                       {"shape-timeout", required_argument, 0, T_STIMEOUT},
                                       {0, 0, 0, 0}};
-  struct option *opts = gt_cli_merge_options(own, gt_cli_problem_options, gt_cli_search_options);
+  struct option *opts = gt_cli_options(own, TUNE_OPTS, NULL);
   int c, rc;
   optind = 1;
   while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
     switch (c) {
       case 'h':
       case T_HELP:
-        printf("%s%s", k_help, gt_cli_search_help);
+        printf("%s", k_help);
+        gt_cli_options_help(stdout, TUNE_OPTS, NULL);
+        printf("%s", k_examples);
         free(opts);
         return 0;
       case T_OUT: r->out = optarg; break;
@@ -367,16 +403,27 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
   return -1;
 }
 
+/* On a GPU, tune with the cuBLAS the captured application loaded (the shapes file names it),
+ * and record it in the DB so verify and check load it too. */
+static void use_app_libs(tune_run_t *r) {
+  if (r->cs.so.backend != GT_BACKEND_CUDA) return;
+  gt_cli_libs_t used;
+  gt_cli_use_captured_libs("tune", r->shapes_path, &used);
+  gt_cli_set_lib_validators(&r->db, &used);
+}
+
 /* Read every input strictly (device, shapes, the existing DB, the journal) before anything is
  * written. Returns -1 to go on, else the exit code; on an error nothing is left open. */
 static int open_inputs(tune_run_t *r) {
   int rc;
   r->cs.quiet = r->fmt != GT_FMT_TABLE;
+  if ((rc = gt_cli_need_file("tune", NULL, r->shapes_path)) != 0) return rc;
   if ((rc = pick_backend_forked(&r->cs, &r->dev)) != 0) return rc;
   snprintf(r->cp.p.arch, sizeof r->cp.p.arch, "%s", r->dev.arch);
   r->cp.p.sm_count = r->dev.sm_count;
   gt_status_t s = gt_shapes_read(r->shapes_path, &r->cp.p, &r->sh, &r->merged);
   if (s != GT_OK) return gt_cli_fail("tune", s);
+  gt_cli_backend_note("tune", &r->cs);
   gt_db_init(&r->db);
   struct stat stt;
   if (stat(r->out, &stt) == 0) {
@@ -405,6 +452,7 @@ static int open_inputs(tune_run_t *r) {
   gt_db_set_validator(&r->db, "gemmtune", GT_VERSION);
   gt_db_set_validator(&r->db, "device", r->dev.name);
   gt_db_set_validator(&r->db, "updated", now);
+  use_app_libs(r);
   return -1;
 }
 
@@ -428,6 +476,7 @@ static void print_header(tune_run_t *r) {
   if (r->fmt == GT_FMT_TABLE)
     printf("%5s  %-24s  %11s  %11s  %7s  %-9s  %s\n", "shape", "label / mapping", "baseline_us",
            "best_us", "speedup", "outcome", "winner");
+  fflush(stdout); /* the header before the first progress line, also through a pipe */
 }
 
 /* Whether shape x is left to this run: in its shard and not finished by an earlier one. */
@@ -465,7 +514,9 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
   } else if (r->cs.so.estimate_only) {
     outcome = "estimate";
     r->est_total += o->estimate_s;
-    snprintf(note, cap, "prune pass of %zu candidates: about %.1f s", o->n_active, o->estimate_s);
+    r->est_race += o->race_s;
+    snprintf(note, cap, "prune pass of %zu candidates: about %.1f s; re-time rounds about %.1f s",
+             o->n_active, o->estimate_s, o->race_s);
   } else if (have_row) {
     outcome = "improved";
     r->n_improved++;
@@ -484,6 +535,12 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
                o->best_us, 100 * o->threshold);
     else
       snprintf(note, cap, "the baseline was fastest");
+  }
+  if (o->n_budget) {
+    size_t nl = strlen(note);
+    snprintf(note + nl, cap - nl, "%sprune pass stopped at --budget %.1f s: %zu of %zu candidates "
+             "not reached", nl ? "; " : "", r->cs.so.budget_s, o->n_budget,
+             o->n_active ? o->n_active - 1 : 0);
   }
   if (o->throttled) {
     size_t nl = strlen(note);
@@ -530,10 +587,17 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
 /* Tune every shape left to this run, in file order; stops early only when the DB cannot be
  * written. */
 static void tune_shapes(tune_run_t *r) {
+  char key[1024];
+  for (size_t i = 0; i < r->sh.n; i++) r->n_ours += shape_is_ours(r, &r->sh.v[i], key, sizeof key);
+  r->n_skipped = r->n_resumed = 0; /* counted again below, as each shape is reached */
+  gt_cli_progress_run(r->t_start, -1);
   for (size_t i = 0; i < r->sh.n; i++) {
     const gt_shape_t *x = &r->sh.v[i];
-    char key[1024];
     if (!shape_is_ours(r, x, key, sizeof key)) continue;
+    /* The run's ETA: the shapes done so far, at their mean, for the shapes left. */
+    if (r->n_tuned)
+      gt_cli_progress_run(r->t_start, (gt_cli_now() - r->t_start) / (double)r->n_tuned *
+                                          (double)r->n_ours);
     char label[160];
     snprintf(label, sizeof label, "[%zu/%zu] %s", i + 1, r->sh.n, x->label[0] ? x->label : x->view);
     shape_outcome_t o;
@@ -543,13 +607,14 @@ static void tune_shapes(tune_run_t *r) {
     if (r->isolate)
       s = run_shape_isolated(x, r->cs.so, r->shape_timeout, label, &o, &row, &have_row);
     else
-      s = run_shape(x, &r->cs.so, NULL, &o, &row, &have_row);
+      s = run_shape(x, &r->cs.so, label, NULL, &o, &row, &have_row);
     r->n_tuned++;
     char note[512];
     const char *outcome = record_outcome(r, x, s, &o, &row, have_row, note, sizeof note);
     if (!outcome) break;
     print_shape(r, i, x, key, &o, &row, have_row, outcome, note);
   }
+  gt_cli_progress_run(0, 0);
 }
 
 /* Write the DB when no row did (an empty DB is a result too), print the summary, clean up.
@@ -577,8 +642,9 @@ static int finish(tune_run_t *r) {
   fprintf(sf, "\n");
   if (r->n_failed) fprintf(sf, "Failed:\n%s", r->failures);
   if (r->cs.so.estimate_only)
-    fprintf(sf, "Estimate: about %.0f s of prune passes (plus gate and %d re-time rounds per "
-                "shape); nothing was written\n", r->est_total, r->cs.so.rounds);
+    fprintf(sf, "Estimate: about %.0f s: %.0f s of prune passes and %.0f s of %d re-time rounds "
+                "per shape, plus one fp64 reference per gated candidate; nothing was written\n",
+            r->est_total + r->est_race, r->est_total, r->est_race, r->cs.so.rounds);
   else
     fprintf(sf, "DB: %s (%zu rows)\n", r->out, r->db.n);
   if (completed) unlink(r->journal);
@@ -601,7 +667,9 @@ int gt_cmd_tune(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r);
   if (rc >= 0) return rc;
   if ((rc = open_inputs(&r)) >= 0) return rc;
-  if (r.isolate < 0) r.isolate = r.cs.so.backend == GT_BACKEND_CUDA;
+  /* An estimate runs only the baselines, today's path: one process for the whole run spares a
+   * worker's start and CUDA's initialisation per shape. */
+  if (r.isolate < 0) r.isolate = r.cs.so.backend == GT_BACKEND_CUDA && !r.cs.so.estimate_only;
   print_header(&r);
   r.t_start = gt_cli_now();
   tune_shapes(&r);

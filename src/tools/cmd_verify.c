@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "core/gt_db.h"
+#include "core/gt_fileio.h"
 #include "gt_runtime_paths.h"
 #include "verify/gt_engage.h"
 
@@ -59,18 +60,24 @@ static const char k_help[] =
     "  --lib PATH             the preload shim (default: next to gemmtune, or\n"
     "                         GEMMTUNE_PRELOAD_LIB)\n"
     "  --trace-lib PATH       the tracer (default: next to gemmtune, or GEMMTUNE_TRACE_LIB)\n"
-    "  --format table|csv|json  the per-key report on stdout (csv/json: summary on stderr)\n\n"
+    "  --format table|csv|json  the per-key report on stdout (csv/json: summary on stderr)\n"
     "End to end: a command that prints lines 'gemmtune-metric: NAME VALUE UNIT' is measured by\n"
     "the median of its first metric per run (a unit ending in /s is a rate: higher is better);\n"
     "otherwise by wall time. The speedup's interval pairs the quartiles of both sides.\n\n"
+    "  --json FILE            also write everything as one JSON object (per-key verdicts,\n"
+    "                         GPU time, the Amdahl bound, end to end) for `gemmtune report`\n\n"
+    "Examples:\n"
+    "  gemmtune verify --db tuned.db -- python3 serve.py --steps 20\n"
+    "  gemmtune verify --db tuned.db --runs 9 --json verify.json -- ./bench_step\n"
+    "  gemmtune verify --db tuned.db --no-e2e --keep out/ -- ./my_app   # engagement only\n\n"
     "The command's output goes to logs (printed on failure). Exit status: 0 when every tuned key\n"
     "the workload issued engaged and the command succeeded; 1 otherwise, including when\n"
-    "verification was impossible (unverified is not a pass); 64 usage; 65 malformed DB, 74 DB\n"
-    "unreadable;"
-    "69 when the shim is not built.\n";
+    "verification was impossible (unverified is not a pass); 64 usage; 65 malformed DB; 66\n"
+    "missing DB; 69 when the shim is not built; 74 the JSON cannot be written.\n";
 
 enum {
-  V_DB = 4000, V_RUNS, V_WARMUP, V_NOE2E, V_FORMAT, V_HELP, V_KEEP, V_LIB, V_TRACELIB, V_TIMEOUT
+  V_DB = 4000, V_RUNS, V_WARMUP, V_NOE2E, V_FORMAT, V_HELP, V_KEEP, V_LIB, V_TRACELIB, V_TIMEOUT,
+  V_JSON
 };
 
 /* ---- running the command ------------------------------------------------------------------- */
@@ -631,7 +638,7 @@ static void rm_work(const char *dir) {
 /* ---- the command, phase by phase ------------------------------------------------------------- */
 
 typedef struct verify_args {
-  const char *db_path, *keep, *lib, *tlib;
+  const char *db_path, *keep, *lib, *tlib, *json;
   int runs, warmup;
   bool e2e;
   double timeout_s;
@@ -651,6 +658,7 @@ static int parse_args(int argc, char **argv, verify_args_t *a) {
                                        {"lib", required_argument, 0, V_LIB},
                                        {"trace-lib", required_argument, 0, V_TRACELIB},
                                        {"timeout", required_argument, 0, V_TIMEOUT},
+                                       {"json", required_argument, 0, V_JSON},
                                        {0, 0, 0, 0}};
   *a = (verify_args_t){.runs = 5, .warmup = 1, .e2e = true, .fmt = GT_FMT_TABLE};
   int c;
@@ -684,6 +692,7 @@ static int parse_args(int argc, char **argv, verify_args_t *a) {
       case V_KEEP: a->keep = optarg; break;
       case V_LIB: a->lib = optarg; break;
       case V_TRACELIB: a->tlib = optarg; break;
+      case V_JSON: a->json = optarg; break;
       default: return gt_cli_usage_error("verify", "unknown option");
     }
   }
@@ -930,6 +939,138 @@ static int print_outcome(FILE *sf, const gt_engage_report_t *rep, const traced_t
   return code;
 }
 
+/* ---- the JSON record ---------------------------------------------------------------------------- */
+
+static void js_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+    else fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* A number, or null when it is not finite (JSON has no NaN). */
+static void js_num(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.9g", v);
+  else fputs("null", f);
+}
+
+static void json_items(FILE *f, const gt_engage_report_t *rep) {
+  fprintf(f, "  \"items\": [");
+  for (size_t i = 0; i < rep->n; i++) {
+    const gt_engage_item_t *it = &rep->items[i];
+    char key[1024], exp[1200] = "";
+    gt_problem_format_key(&it->key, key, sizeof key);
+    gt_kset_str(&it->expected, exp, sizeof exp);
+    fprintf(f, "%s\n    {\"verdict\": ", i ? "," : "");
+    js_str(f, gt_engage_verdict_name(it->verdict));
+    fprintf(f, ", \"issued\": %s, \"calls\": %" PRIu64 ", \"hits\": %" PRIu64
+               ", \"kernel_runs\": %" PRIu64 ", \"gpu_us\": ",
+            it->issued ? "true" : "false", it->calls, it->hits, it->kernel_runs);
+    js_num(f, it->gpu_ns / 1e3);
+    fprintf(f, ", \"entry\": ");
+    js_str(f, it->entry);
+    fprintf(f, ", \"key\": ");
+    js_str(f, key);
+    fprintf(f, ", \"provider\": ");
+    js_str(f, it->row ? it->row->provider : "");
+    fprintf(f, ", \"instance\": ");
+    js_str(f, it->row ? it->row->instance : "");
+    fprintf(f, ", \"speedup\": ");
+    js_num(f, it->row ? it->row->speedup : NAN);
+    fprintf(f, ", \"expected\": ");
+    js_str(f, exp);
+    fprintf(f, ", \"why\": ");
+    js_str(f, it->why);
+    fputc('}', f);
+  }
+  fprintf(f, "%s],\n", rep->n ? "\n  " : "");
+}
+
+static void json_e2e(FILE *f, const e2e_out_t *eo) {
+  fprintf(f, "  \"e2e\": {\"measured\": %s", eo->ok ? "true" : "false");
+  if (!eo->ok) {
+    fprintf(f, ", \"why\": ");
+    js_str(f, eo->ran ? eo->why : "not run (--no-e2e)");
+    fprintf(f, "},\n");
+    return;
+  }
+  const gt_e2e_t *e = &eo->e;
+  fprintf(f, ", \"by\": ");
+  js_str(f, eo->by_metric ? eo->metric.name : "wall time");
+  fprintf(f, ", \"unit\": ");
+  js_str(f, eo->by_metric ? eo->metric.unit : "s");
+  fprintf(f, ", \"runs\": %zu", e->n_with);
+  const struct { const char *name; double v; } nums[] = {
+      {"with", e->med_with},         {"without", e->med_without}, {"q25_with", e->q25_with},
+      {"q75_with", e->q75_with},     {"q25_without", e->q25_without},
+      {"q75_without", e->q75_without}, {"speedup", e->speedup},   {"speedup_lo", e->speedup_lo},
+      {"speedup_hi", e->speedup_hi}};
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+    fprintf(f, ", \"%s\": ", nums[i].name);
+    js_num(f, nums[i].v);
+  }
+  fprintf(f, ", \"significant\": %s, \"failed_runs\": %d},\n",
+          e->significant ? "true" : "false", eo->failed_runs);
+}
+
+/* Everything verify established, as one JSON object in path (written atomically), for `gemmtune
+ * report` and for scripts. Returns 0 or the exit status of a failed write. */
+static int write_json(const char *path, const verify_args_t *a, const gt_engage_report_t *rep,
+                      const traced_t *t, const e2e_out_t *eo, int code) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return fprintf(stderr, "gemmtune verify: out of memory\n"), EX_SOFTWARE_;
+  fprintf(f, "{\n  \"format\": \"gemmtune-verify 1\",\n  \"db\": ");
+  js_str(f, a->db_path);
+  fprintf(f, ",\n  \"command\": [");
+  for (char **arg = a->cmd; *arg; arg++) {
+    if (arg != a->cmd) fputs(", ", f);
+    js_str(f, *arg);
+  }
+  fprintf(f, "],\n  \"traced_run\": {\"exit\": %d, \"wall_s\": ", t->run.code);
+  js_num(f, t->run.wall_s);
+  fprintf(f, ", \"trace\": ");
+  js_str(f, gt_trace_state_name(t->trace.state));
+  fprintf(f, ", \"trace_reason\": ");
+  js_str(f, t->trace.state == GT_TRACE_OK ? "" : t->trace.reason);
+  fprintf(f, ", \"kernel_launches\": %" PRIu64 "},\n", t->trace.records);
+  json_items(f, rep);
+  fprintf(f, "  \"counts\": {");
+  for (int v = 0; v < GT_ENGAGE__COUNT; v++) {
+    fprintf(f, "%s", v ? ", " : "");
+    js_str(f, gt_engage_verdict_name((gt_engage_verdict_t)v));
+    fprintf(f, ": %zu", rep->count[v]);
+  }
+  fprintf(f, "},\n  \"gpu\": {\"trace_ok\": %s, \"total_ms\": ", rep->trace_ok ? "true" : "false");
+  js_num(f, rep->total_ns / 1e6);
+  const struct { const char *name; double v; } g[] = {
+      {"gemm_share", rep->gemm_share},
+      {"tuned_share", rep->total_ns > 0 ? rep->tuned_ns / rep->total_ns : 0},
+      {"tuned_speedup", rep->tuned_speedup},
+      {"tuned_share_base", rep->tuned_share_base},
+      {"amdahl_bound", rep->tuned_ns > 0 ? rep->amdahl_gain : 1.0},
+      {"gemm_ceiling", rep->gemm_ceiling}};
+  for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+    fprintf(f, ", \"%s\": ", g[i].name);
+    js_num(f, g[i].v);
+  }
+  fprintf(f, "},\n");
+  json_e2e(f, eo);
+  fprintf(f, "  \"pass\": %s,\n  \"exit\": %d,\n  \"summary\": ", code == 0 ? "true" : "false",
+          code);
+  js_str(f, rep->summary);
+  fprintf(f, "\n}\n");
+  fclose(f);
+  gt_status_t s = gt_file_write_atomic(path, buf, len);
+  free(buf);
+  if (s != GT_OK) return fprintf(stderr, "gemmtune verify: %s\n", gt_err_msg()), EX_IOERR_;
+  return 0;
+}
+
 /* Traced run, verdicts, GPU time, end to end, outcome: everything after the set-up. */
 static int verify_in(const verify_ctx_t *v, const verify_args_t *a, const gt_db_t *db,
                      const char *trace_unavail) {
@@ -960,6 +1101,11 @@ static int verify_in(const verify_ctx_t *v, const verify_args_t *a, const gt_db_
     print_e2e(sf, &eo, &rep);
   }
   int code = print_outcome(sf, &rep, &t, &eo, a->timeout_s);
+  if (a->json) {
+    int jc = write_json(a->json, a, &rep, &t, &eo, code);
+    if (jc) code = jc;
+    else fprintf(sf, "JSON: %s\n", a->json);
+  }
   if (a->keep) fprintf(sf, "logs, counters and traces: %s\n", v->work);
   gt_engage_report_free(&rep);
   gt_trace_free(&t.trace);
@@ -973,10 +1119,12 @@ int gt_cmd_verify(int argc, char **argv) {
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0) return rc;
 
+  if ((rc = gt_cli_need_file("verify", NULL, a.db_path)) != 0) return rc;
   gt_db_t db;
   gt_db_init(&db);
   gt_status_t s = gt_db_read(a.db_path, &db);
   if (s != GT_OK) return gt_cli_fail("verify", s);
+  gt_cli_use_db_libs(&db); /* calibrate with the cuBLAS the rows were tuned with */
   char db_abs[4096];
   if (!realpath(a.db_path, db_abs)) snprintf(db_abs, sizeof db_abs, "%s", a.db_path);
   char libbuf[4096], tlibbuf[4096], trace_unavail[600], work[4096];

@@ -24,6 +24,8 @@ static const gt_subcommand_t k_cmds[] = {
     {"explain", gt_cmd_explain, "5-6 deploy/verify", "look keys up in a DB; for a miss, the nearest rows and differing fields"},
     {"check", gt_cmd_check, "6 verify", "replay each DB row on this device: exists, passes the gate, reproduces its time"},
     {"verify", gt_cmd_verify, "6 verify", "run a command with the DB and a kernel trace: did each tuned key engage"},
+    {"run", gt_cmd_run, "5 deploy", "run a command with a DB deployed (LD_PRELOAD and GEMMTUNE_DB, nothing else)"},
+    {"report", gt_cmd_report, "6 look", "one HTML page: roofline, speedups, engagement, Amdahl bound"},
 };
 #define NCMDS (sizeof k_cmds / sizeof k_cmds[0])
 
@@ -38,8 +40,16 @@ static void usage(FILE *f) {
     fprintf(f, "  %-9s %-18s %s\n", k_cmds[i].name, k_cmds[i].step, k_cmds[i].summary);
   fprintf(f,
           "\nOptions:\n  -h, --help     this help\n  -V, --version  print the version\n\n"
+          "Examples:\n"
+          "  gemmtune tune examples/small_cpu.csv -o tuned.db      # the loop on the bundled shapes\n"
+          "  gemmtune capture -o shapes.csv -- python3 serve.py    # 1: what the workload issues\n"
+          "  gemmtune tune shapes.csv -o tuned.db                  # 2-5: baseline, search, gate\n"
+          "  gemmtune verify --db tuned.db --json v.json -- python3 serve.py   # 6: did it engage\n"
+          "  gemmtune run --db tuned.db -- python3 serve.py        # deploy\n"
+          "  gemmtune report tuned.db --verify v.json -o report.html\n\n"
           "Exit codes: 0 ok, 1 a check failed (gate, verify), 64 usage, 65 malformed input,\n"
-          "66 missing input, 69 unavailable (no GPU/library), 70 internal, 74 i/o.\n");
+          "66 missing input, 69 unavailable (no GPU/library), 70 internal, 74 i/o.\n"
+          "Manual: man gemmtune (after make install); each command's --help.\n");
 }
 
 int main(int argc, char **argv) {

@@ -34,7 +34,8 @@ OWNERS = ("providers", "kernels")
 # Each entry: (literal, files it may appear in, reason).
 EXCEPTIONS = [
     ("cpu", {"src/core/gt_problem.c", "src/harness/host.c", "src/tools/cmd_check.c",
-             "src/tools/cmd_shapes.c", "src/tools/cmd_tune.c"},
+             "src/tools/cmd_shapes.c", "src/tools/cmd_tune.c", "src/tools/cmd_report.c",
+             "src/tools/report_html.c"},
      'the arch of host devices is also spelled "cpu" (gt_problem_t.arch, the host harness)'),
     ("cpu", {"src/tools/cli.c"},
      'the --cpu option and --backend cpu select the host backend, not the cpu provider'),

@@ -98,12 +98,16 @@ rc=$?
 ran "client runs under gemmtune capture" $rc "$tmp/cap.err"
 check "capture mode leaves results unchanged" "same_results '$tmp/plain.out' '$tmp/cap.out' 0"
 check "capture file written" "[ -s '$tmp/shapes.csv' ]"
-header=$(head -n 1 "$tmp/shapes.csv" 2>/dev/null)
+header=$(grep -v '^#' "$tmp/shapes.csv" 2>/dev/null | head -n 1)
 want_header="calls,time_us,share,entry,workspace,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
 check "capture header is exact" "[ '$header' = '$want_header' ]"
 # distinct keys: every case but devptr (pointer mode device: no key), graph_seen (same key as
 # gemmex_linear16) and graph_stream2 (same key as gemmex_f32out)
-nkeys=$(($(wc -l <"$tmp/shapes.csv") - 1))
+nkeys=$(($(grep -vc '^#' "$tmp/shapes.csv") - 1))
+check "capture names the cuBLASLt the client loaded (version and path)" \
+  "grep -Eq '^#gemmtune-capture cublaslt=[0-9]+ path=/.*libcublasLt' '$tmp/shapes.csv'"
+check "capture names the cuBLAS the client loaded" \
+  "grep -Eq '^#gemmtune-capture cublas=[0-9]+ path=/.*libcublas\.' '$tmp/shapes.csv'"
 check "one capture row per distinct key ($nkeys, want $((ncases - 3)))" "[ $nkeys -eq $((ncases - 3)) ]"
 check "linear 16x4096x4096 captured with its 4 calls (3 eager + 1 at graph capture)" \
   "grep -q '^4,[0-9.]*,[0-9.]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,' '$tmp/shapes.csv'"

@@ -1,0 +1,7 @@
+"""python -m gemmtune COMMAND [ARGS...]: the gemmtune command line (see gemmtune --help)."""
+import sys
+
+from ._cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
