@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "core/gt_db.h"
 #include "core/gt_shapes.h"
+#include "core/gt_shard.h"
 #include "search/gt_isolate.h"
 #include "gt_version.h"
 
@@ -36,7 +37,13 @@ static const char k_help[] =
     "every GEMMTUNE_PROGRESS_S seconds (default 10), each with the whole run's ETA.\n\n"
     "  -o, --output DB        the tuned DB to create or update (required)\n"
     "  --resume               skip shapes an interrupted run already finished (DB.journal)\n"
-    "  --shard I/N            tune only shapes whose key hash is I modulo N (merge shards after)\n"
+    "  --shard I/N            tune shard I of N: the shapes are split into N shards of about\n"
+    "                         equal estimated cost, the same split in every process; the DB\n"
+    "                         goes to DB with .shard-I-of-N before its extension, written even\n"
+    "                         when the shard is empty; merge the shards after\n"
+    "  --shard auto           I and N from the launcher (srun, a Slurm array, mpirun, torchrun;\n"
+    "                         the device from the local rank unless CUDA_VISIBLE_DEVICES picks it)\n"
+    "  --shard N              with --estimate: print the plan for N shards and stop\n"
     "  --isolate / --no-isolate  run each shape in a worker process (default: on for CUDA)\n"
     "  --shape-timeout S      kill a worker silent for S seconds (default 120)\n"
     "  --format table|csv|json  per-shape results on stdout\n";
@@ -46,7 +53,10 @@ static const char k_examples[] =
     "  gemmtune tune examples/small_cpu.csv -o tuned.db\n"
     "  gemmtune tune shapes.csv -o tuned.db --estimate          # what a full run would cost\n"
     "  gemmtune tune shapes.csv -o tuned.db --budget 3 --finalists 4 --rounds 9\n"
-    "  gemmtune tune shapes.csv -o shard1.db --shard 1/4 && gemmtune merge shard*.db -o tuned.db\n"
+    "  gemmtune tune shapes.csv -o tuned.db --shard 1/4   # writes tuned.shard-1-of-4.db\n"
+    "  mpirun -np 4 gemmtune tune shapes.csv -o parts/tuned.db --shard auto && \\\n"
+    "    gemmtune merge parts -o tuned.db\n"
+    "  gemmtune tune shapes.csv -o tuned.db --estimate --shard 8   # the 8-way plan\n"
     "  gemmtune tune shapes.csv -o tuned.db --resume             # continue a killed run\n\n"
     "Exit status: 0 every shape tuned (improved or not); 1 a shape failed; 64 usage (an unknown\n"
     "provider too); 65 malformed shapes file or DB; 66 missing shapes file; 69 no GPU with\n"
@@ -328,6 +338,9 @@ typedef struct tune_run {
   const char *out, *shapes_path;
   bool resume;
   int isolate, shard_i, shard_n;
+  bool shard_auto, shard_plan_only; /* --shard auto; --shard N (the plan alone) */
+  int *plan;                        /* shape -> shard, when shard_n > 1 */
+  char out_shard[1024];             /* the shard's DB path */
   double shape_timeout;
   /* inputs */
   gt_device_info_t dev;
@@ -346,6 +359,68 @@ typedef struct tune_run {
   int exit_code;
   char failures[4096];
 } tune_run_t;
+
+/* --shard I/N, auto or N. Returns -1 when it parsed, else the exit code. */
+static int parse_shard(tune_run_t *r, const char *arg) {
+  char tail;
+  if (strcmp(arg, "auto") == 0) {
+    r->shard_auto = true;
+    return -1;
+  }
+  if (sscanf(arg, "%d/%d%c", &r->shard_i, &r->shard_n, &tail) == 2 && r->shard_n >= 1 &&
+      r->shard_n <= 4096 && r->shard_i >= 0 && r->shard_i < r->shard_n)
+    return -1;
+  if (sscanf(arg, "%d%c", &r->shard_n, &tail) == 1 && r->shard_n >= 1 && r->shard_n <= 4096) {
+    r->shard_i = 0;
+    r->shard_plan_only = true;
+    return -1;
+  }
+  return gt_cli_usage_error("tune", "--shard wants I/N with 0 <= I < N <= 4096, auto, or N "
+                                    "(with --estimate), got '%s'", arg);
+}
+
+static const char *env_get(const char *name) { return getenv(name); }
+
+/* --shard auto: the rank and world size from the launcher, and the GPU from the local rank
+ * unless --device or CUDA_VISIBLE_DEVICES chose it. Says what it read. Returns -1 or the exit code. */
+static int shard_from_launcher(tune_run_t *r) {
+  gt_shard_env_t e;
+  gt_status_t s = gt_shard_env_read(env_get, &e);
+  if (s != GT_OK) return gt_cli_usage_error("tune", "--shard auto: %s", gt_err_msg());
+  r->shard_i = e.rank, r->shard_n = e.size;
+  char dev[96] = "";
+  const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+  if (e.local_rank >= 0 && !r->cs.gpu_asked) {
+    int listed = 0;
+    if (cvd && *cvd) {
+      listed = 1;
+      for (const char *c = cvd; *c; c++) listed += *c == ',';
+    }
+    /* One device listed: the launcher gave each rank its own. Several: share them by rank. */
+    r->cs.so.measure.device = listed == 1 ? 0 : listed > 1 ? e.local_rank % listed : e.local_rank;
+    snprintf(dev, sizeof dev, "; CUDA device %d (local rank %d%s%s)", r->cs.so.measure.device,
+             e.local_rank, cvd && *cvd ? ", CUDA_VISIBLE_DEVICES=" : "", cvd && *cvd ? cvd : "");
+  }
+  fprintf(stderr, "gemmtune tune: shard %d of %d from %s (%s)%s\n", e.rank, e.size, e.source,
+          e.vars, dev);
+  return -1;
+}
+
+/* The DB a shard writes: DB with .shard-I-of-N before its extension, so shards given one -o
+ * never overwrite each other (tuned.db -> tuned.shard-1-of-4.db). */
+static void shard_out_path(tune_run_t *r) {
+  const char *slash = strrchr(r->out, '/'), *dot = strrchr(r->out, '.');
+  size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - r->out) : strlen(r->out);
+  snprintf(r->out_shard, sizeof r->out_shard, "%.*s.shard-%d-of-%d%s", (int)stem, r->out,
+           r->shard_i, r->shard_n, r->out + stem);
+  r->out = r->out_shard;
+  /* The shards' folder: every rank may be first (an existing one is fine). */
+  if (slash && slash > r->out_shard + 0) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(r->out_shard, '/') - r->out_shard), r->out_shard);
+    if (dir[0]) (void)mkdir(dir, 0777);
+  }
+}
 
 /* Parse the command line into r. Returns -1 to go on, else the exit code (help, usage error). */
 static int parse_args(int argc, char **argv, tune_run_t *r) {
@@ -382,9 +457,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
         if (r->shape_timeout <= 0) return free(opts), gt_cli_usage_error("tune", "--shape-timeout wants seconds > 0");
         break;
       case T_SHARD:
-        if (sscanf(optarg, "%d/%d", &r->shard_i, &r->shard_n) != 2 || r->shard_n < 1 ||
-            r->shard_i < 0 || r->shard_i >= r->shard_n)
-          return free(opts), gt_cli_usage_error("tune", "--shard wants I/N with 0 <= I < N, got '%s'", optarg);
+        if ((rc = parse_shard(r, optarg)) >= 0) return free(opts), rc;
         break;
       default:
         if ((rc = gt_cli_problem_opt("tune", &r->cp, c, optarg)) != 0 ||
@@ -400,6 +473,49 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
   if (optind != argc - 1) return gt_cli_usage_error("tune", "expected one SHAPES file");
   if (!r->out) return gt_cli_usage_error("tune", "-o DB is required (the tuned DB to write)");
   r->shapes_path = argv[optind];
+  if (r->shard_plan_only && !r->cs.so.estimate_only)
+    return gt_cli_usage_error("tune", "--shard N (no I/) prints a plan: it needs --estimate; "
+                                      "a process tuning one shard gives --shard I/N or auto");
+  if (r->shard_auto && (rc = shard_from_launcher(r)) >= 0) return rc;
+  if (r->shard_n > 1 && !r->shard_plan_only) shard_out_path(r);
+  return -1;
+}
+
+/* The shard plan over the shapes file (core/gt_shard.h: by estimated cost on this device's
+ * roofline, the same in every process of the job), printed with --estimate. */
+static int make_plan(tune_run_t *r) {
+  size_t n = r->sh.n;
+  double *cost = calloc(n ? n : 1, sizeof *cost);
+  uint64_t *hash = calloc(n ? n : 1, sizeof *hash);
+  double *load = calloc((size_t)r->shard_n, sizeof *load);
+  r->plan = calloc(n ? n : 1, sizeof *r->plan);
+  if (!cost || !hash || !load || !r->plan) {
+    free(cost), free(hash), free(load);
+    fprintf(stderr, "gemmtune tune: out of memory\n");
+    return EX_SOFTWARE_;
+  }
+  for (size_t i = 0; i < n; i++) {
+    cost[i] = gt_shard_cost(&r->sh.v[i].p, r->dev.peak_tflops, r->dev.peak_gbps);
+    hash[i] = gt_problem_hash(&r->sh.v[i].p);
+  }
+  gt_shard_plan(cost, hash, n, r->shard_n, r->plan, load);
+  if (r->cs.so.estimate_only) {
+    double total = 0, max = 0;
+    for (int s = 0; s < r->shard_n; s++) total += load[s], max = load[s] > max ? load[s] : max;
+    printf("shard plan: %zu shapes over %d shards by estimated cost (units of one ~2 ms sample; "
+           "largest %.2f, mean %.2f, %.3fx the mean)\n",
+           n, r->shard_n, max, total / r->shard_n, total > 0 ? max * r->shard_n / total : 1.0);
+    for (int s = 0; s < r->shard_n; s++) {
+      size_t k = 0;
+      for (size_t i = 0; i < n; i++) k += r->plan[i] == s;
+      printf("  shard %d: %zu shapes, cost %.2f\n", s, k, load[s]);
+    }
+  }
+  free(cost), free(hash), free(load);
+  if (r->shard_plan_only) {
+    free(r->plan);
+    return 0;
+  }
   return -1;
 }
 
@@ -423,6 +539,7 @@ static int open_inputs(tune_run_t *r) {
   r->cp.p.sm_count = r->dev.sm_count;
   gt_status_t s = gt_shapes_read(r->shapes_path, &r->cp.p, &r->sh, &r->merged);
   if (s != GT_OK) return gt_cli_fail("tune", s);
+  if (r->shard_n > 1 && (rc = make_plan(r)) >= 0) return gt_shapes_free(&r->sh), rc;
   gt_cli_backend_note("tune", &r->cs);
   gt_db_init(&r->db);
   struct stat stt;
@@ -481,8 +598,7 @@ static void print_header(tune_run_t *r) {
 
 /* Whether shape x is left to this run: in its shard and not finished by an earlier one. */
 static bool shape_is_ours(tune_run_t *r, const gt_shape_t *x, char *key, size_t cap) {
-  if (r->shard_n > 1 &&
-      gt_problem_hash(&x->p) % (uint64_t)r->shard_n != (uint64_t)r->shard_i) {
+  if (r->shard_n > 1 && r->plan[x - r->sh.v] != r->shard_i) {
     r->n_skipped++;
     return false;
   }
@@ -626,7 +742,7 @@ static int finish(tune_run_t *r) {
   if (r->fmt != GT_FMT_TABLE) gt_table_end(&r->t);
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
    * which device and version it was established. */
-  if (completed && r->db.n == 0 && !r->cs.so.estimate_only && r->n_tuned) {
+  if (completed && r->db.n == 0 && !r->cs.so.estimate_only && (r->n_tuned || r->shard_n > 1)) {
     gt_status_t ws = gt_db_write(&r->db, r->out);
     if (ws != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
@@ -652,6 +768,7 @@ static int finish(tune_run_t *r) {
   free(r->done);
   gt_shapes_free(&r->sh);
   gt_db_free(&r->db);
+  free(r->plan);
   return r->exit_code;
 }
 
