@@ -29,7 +29,7 @@ expect_exit 64 "verify --runs 0" "$GT" verify --db "$TMP/db.csv" --runs 0 -- tru
 expect_exit 64 "verify --timeout -1" "$GT" verify --db "$TMP/db.csv" --timeout -1 -- true
 expect_exit 64 "verify --format xml" "$GT" verify --db "$TMP/db.csv" --format xml -- true
 expect_exit 64 "verify unknown option" "$GT" verify --db "$TMP/db.csv" --frob -- true
-expect_exit 74 "verify with a missing DB" "$GT" verify --db "$TMP/nope.csv" -- true
+expect_exit 66 "verify with a missing DB" "$GT" verify --db "$TMP/nope.csv" -- true
 expect_grep "names the missing DB" 'nope.csv'
 printf '#gemmtune-db 1\nnot,a,header\n' >"$TMP/broken.csv"
 expect_exit 65 "verify with a malformed DB" "$GT" verify --db "$TMP/broken.csv" -- true
