@@ -173,11 +173,18 @@ int gt_cmd_explain(int argc, char **argv) {
   for (int i = optind + 1; i < argc; i++) {
     gt_problem_t k;
     gt_problem_init(&k);
-    if (gt_problem_parse_key(argv[i], &k) != GT_OK) {
-      gt_db_free(&db);
-      return gt_cli_usage_error("explain", "key %d: %s", i - optind, gt_err_msg());
+    /* A KEY is data (the text gemmtune prints): a malformed one, or one no GEMM can have (a
+     * footprint past 64 bits), is exit 65 naming the key and the field. */
+    gt_status_t ks = gt_problem_parse_key(argv[i], &k);
+    if (ks == GT_OK) {
+      gt_problem_fill_lds(&k);
+      ks = gt_problem_validate(&k);
     }
-    gt_problem_fill_lds(&k);
+    if (ks != GT_OK) {
+      gt_db_free(&db);
+      fprintf(stderr, "gemmtune explain: key %d: %s\n", i - optind, gt_err_msg());
+      return EX_DATAERR_;
+    }
     misses += explain_one(&db, &k);
     keys++;
   }
