@@ -115,6 +115,13 @@ gt_status_t gt_file_lock_dir(const char *path, double timeout_s, int *fd) {
   return GT_OK;
 }
 
+double gt_file_lock_timeout_s(double default_s) {
+  const char *v = getenv("GEMMTUNE_LOCK_TIMEOUT");
+  char *end;
+  double t = v && *v ? strtod(v, &end) : 0;
+  return v && *v && !*end && t > 0 && t < 1e6 ? t : default_s;
+}
+
 void gt_file_unlock_dir(int fd) {
   if (fd < 0) return;
   (void)flock(fd, LOCK_UN);
@@ -229,7 +236,7 @@ static int open_temp(char *tmp, size_t cap, const char *target) {
 
 /* Remove temp files of path left by writers that died before their rename: the pid in the name
  * is gone and nobody holds the file's lock (a writer in another pid namespace still holds it). */
-static void remove_stale_temps(const char *path) {
+void gt_file_remove_stale_temps(const char *path) {
   char dir[PATH_MAX];
   if (!gt_file_dirname(path, dir, sizeof dir)) return;
   const char *slash = strrchr(path, '/');
@@ -275,7 +282,7 @@ gt_status_t gt_file_write_atomic(const char *path, const char *data, size_t len)
     have_mode = true;
     mode = st.st_mode & 07777;
   }
-  remove_stale_temps(path);
+  gt_file_remove_stale_temps(path);
 
   char tmp[PATH_MAX + 40];
   int fd = open_temp(tmp, sizeof tmp, path);

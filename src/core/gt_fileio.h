@@ -41,6 +41,11 @@ void gt_textbuf_free(gt_textbuf_t *b);
  * removed and path is untouched (GT_ERR_IO naming the path and the failing step). */
 gt_status_t gt_file_write_atomic(const char *path, const char *data, size_t len);
 
+/* Remove the temp files gt_file_write_atomic left next to path in processes that died before
+ * their rename (the pid in the name no longer runs and nobody holds the file's lock). Writers
+ * call it before each write; a run that resumes after a kill calls it too. */
+void gt_file_remove_stale_temps(const char *path);
+
 /* How gt_file_read opens a file. */
 enum {
   /* Refuse anything but a regular file (FIFO, device, directory, socket), opened non-blocking
@@ -68,6 +73,9 @@ gt_status_t gt_file_read(const char *path, size_t max_bytes, unsigned flags, cha
  * lock (pass it to gt_file_unlock). Locks are per open directory: a process must not take a
  * second lock on a directory it holds. */
 gt_status_t gt_file_lock_dir(const char *path, double timeout_s, int *fd);
+/* The CLI's wait for that lock: GEMMTUNE_LOCK_TIMEOUT seconds when set to a number > 0, else
+ * default_s. */
+double gt_file_lock_timeout_s(double default_s);
 void gt_file_unlock_dir(int fd);
 
 /* The directory part of path ("." when it has none), into dir. False when it does not fit. */

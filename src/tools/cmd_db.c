@@ -62,15 +62,26 @@ int gt_cmd_merge(int argc, char **argv) {
   }
   if (!out) return gt_cli_usage_error("merge", "-o OUT is required");
   if (argc - optind < 2) return gt_cli_usage_error("merge", "give at least two DBs to merge");
+  /* Merges into one OUT (OUT among the inputs: `merge OUT shard.db -o OUT`, from many processes
+   * at once) must each see the others' rows: the lock on OUT's directory is held from before
+   * the inputs are read until OUT is written, the lock tune's updates take too. */
+  int lfd;
+  gt_status_t ls = gt_file_lock_dir(out, gt_file_lock_timeout_s(60.0), &lfd);
+  if (ls != GT_OK) return gt_cli_fail("merge", ls);
   /* Read every input first: a malformed one stops the merge before anything is written. */
   int n = argc - optind;
   gt_db_t *dbs = calloc((size_t)n, sizeof *dbs);
+  if (!dbs) {
+    gt_file_unlock_dir(lfd);
+    return gt_cli_fail("merge", gt_err_set(GT_ERR_NOMEM, "out of memory"));
+  }
   for (int i = 0; i < n; i++) {
     gt_db_init(&dbs[i]);
     gt_status_t s = gt_db_read(argv[optind + i], &dbs[i]);
     if (s != GT_OK) {
       for (int j = 0; j <= i; j++) gt_db_free(&dbs[j]);
       free(dbs);
+      gt_file_unlock_dir(lfd);
       return gt_cli_fail("merge", s);
     }
   }
@@ -87,6 +98,7 @@ int gt_cmd_merge(int argc, char **argv) {
   } else if (!rc.quiet) {
     printf("merged %d DBs into %s (%zu rows)\n", n, out, dbs[0].n);
   }
+  gt_file_unlock_dir(lfd);
   for (int i = 0; i < n; i++) gt_db_free(&dbs[i]);
   free(dbs);
   return code;
