@@ -66,18 +66,6 @@ enum {
 gt_status_t gt_file_read(const char *path, size_t max_bytes, unsigned flags, char **text,
                          size_t *len);
 
-/* An exclusive lock serialising everyone who replaces a file in the directory of path by reading
- * it, changing it and writing it back (tune and merge on a DB, the shim on capture and stats
- * files): flock(2) on the directory itself, so no lock file is left behind. Waits at most
- * timeout_s seconds, then fails with GT_ERR_IO saying another process holds it. *fd receives the
- * lock (pass it to gt_file_unlock). Locks are per open directory: a process must not take a
- * second lock on a directory it holds. */
-gt_status_t gt_file_lock_dir(const char *path, double timeout_s, int *fd);
-/* The CLI's wait for that lock: GEMMTUNE_LOCK_TIMEOUT seconds when set to a number > 0, else
- * default_s. */
-double gt_file_lock_timeout_s(double default_s);
-void gt_file_unlock_dir(int fd);
-
 /* The directory part of path ("." when it has none), into dir. False when it does not fit. */
 bool gt_file_dirname(const char *path, char *dir, size_t cap);
 

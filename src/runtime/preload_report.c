@@ -14,6 +14,7 @@
 
 #include "capture_csv.h"
 #include "core/gt_fileio.h"
+#include "core/gt_filelock.h"
 #include "core/gt_hindex.h"
 #include "core/gt_shapes.h"
 #include "preload_internal.h"

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "core/gt_db.h"
+#include "core/gt_filelock.h"
 
 static const char k_merge_help[] =
     "Usage: gemmtune merge A.db B.db [C.db...] -o OUT.db [--prefer first|last]\n\n"

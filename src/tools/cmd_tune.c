@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "core/gt_db.h"
+#include "core/gt_filelock.h"
 #include "core/gt_shapes.h"
 #include "search/gt_isolate.h"
 #include "gt_version.h"
