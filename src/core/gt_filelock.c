@@ -33,8 +33,7 @@ gt_status_t gt_file_lock_dir(const char *path, double timeout_s, int *fd) {
     return gt_err_set(GT_ERR_IO, "%s: path too long", path);
   int lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lfd < 0)
-    return gt_err_set(errno == ENOENT ? GT_ERR_NOT_FOUND : GT_ERR_IO,
-                      "%s: cannot open its directory %s to lock it: %s", path, dir,
+    return gt_err_set(GT_ERR_IO, "%s: cannot open its directory %s to lock it: %s", path, dir,
                       strerror(errno));
   /* Polled rather than blocking: a writer that hangs while holding the lock must cost the
    * others a clear message, not their own hang. Writers hold it for milliseconds. */

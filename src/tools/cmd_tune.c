@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -307,7 +306,7 @@ typedef struct tune_run {
   size_t merged;
   gt_db_t db;
   char journal[1024]; /* this run's own journal, OUT.journal.PID, created at its first entry */
-  FILE *jf;           /* open (and flock'ed, which marks the run live) once created */
+  FILE *jf;           /* open (and locked, which marks the run live) once created */
   char **done;
   size_t ndone, done_cap;
   char **stale;       /* journals of dead runs: read by --resume, removed when this run completes */
@@ -379,10 +378,18 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
  * DB takes the lock on its directory (gt_file_lock_dir), re-reads the file, puts the row into
  * what is on disk now and writes that back, so no run's rows replace another's. Each run has its
  * own journal, OUT.journal.PID, created at its first finished shape (a run killed before one
- * leaves none) and flock'ed for as long as the run lives: a journal nobody holds belongs to a
- * dead run, which --resume continues and a fresh run replaces. Journals are created, scanned and
- * removed only under the directory lock. */
+ * leaves none) and locked for as long as the run lives: a journal nobody holds belongs to a
+ * dead run, which --resume continues and a fresh run replaces. The lock is a POSIX record lock
+ * (fcntl), which belongs to the process and is not inherited by the shape workers it forks, so a
+ * killed run's journal reads as dead even while a worker of it finishes. Journals are created,
+ * scanned and removed only under the directory lock. */
 #define TUNE_LOCK_TIMEOUT_S 60.0
+
+/* Take (type F_WRLCK) or probe for (F_RDLCK) the record lock on the whole journal fd. */
+static bool journal_lock(int fd, short type) {
+  struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  return fcntl(fd, F_SETLK, &l) == 0;
+}
 
 /* Whether name is one of OUT's journals: "BASE.journal" (older runs) or "BASE.journal.PID". */
 static bool is_journal_name(const char *name, const char *base) {
@@ -422,7 +429,7 @@ static void journal_scan_locked(tune_run_t *r) {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !journal_lock(fd, F_RDLCK)) {
       close(fd); /* not a plain file, or a live run's */
       continue;
     }
@@ -469,7 +476,7 @@ static gt_status_t journal_create(tune_run_t *r) {
   struct stat st;
   if (fd < 0) {
     s = gt_err_set(GT_ERR_IO, "cannot write journal %s: %s", r->journal, strerror(errno));
-  } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !journal_lock(fd, F_WRLCK)) {
     s = gt_err_set(GT_ERR_IO, "cannot write journal %s: not a file of this run", r->journal);
   } else if (!(r->jf = fdopen(fd, "a"))) {
     s = gt_err_set(GT_ERR_IO, "cannot write journal %s: %s", r->journal, strerror(errno));
