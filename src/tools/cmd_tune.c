@@ -455,6 +455,13 @@ static void journal_scan_locked(tune_run_t *r) {
 
 /* The journals of earlier runs, before anything is tuned. */
 static int journal_start(tune_run_t *r) {
+  /* The writer refuses a symlink at the DB (gt_fileio.h); say so before any shape is tuned. */
+  struct stat lst;
+  if (lstat(r->out, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    fprintf(stderr, "gemmtune tune: %s is a symbolic link; not replaced (give the file it points "
+                    "at by its own name)\n", r->out);
+    return EX_IOERR_;
+  }
   snprintf(r->journal, sizeof r->journal, "%s.journal.%ld", r->out, (long)getpid());
   int lfd;
   gt_status_t s = gt_file_lock_dir(r->out, gt_file_lock_timeout_s(TUNE_LOCK_TIMEOUT_S), &lfd);

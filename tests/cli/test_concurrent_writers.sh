@@ -62,6 +62,24 @@ for n in 100 101 102 103 104 105 106 107 108; do
 done
 [ "$missing" = 0 ] && ok "every shard's key is in the merged DB" || bad "$missing shards' keys are missing"
 
+# ---- links planted at the predictable names are never followed ------------------------------
+echo "the victim's own text" >"$TMP/victim"
+mkdir -p "$TMP/planted"
+pdb="$TMP/planted/p.db"
+ln -s "$TMP/victim" "$pdb.journal"             # an older run's journal name
+ln -s "$TMP/victim" "$pdb.tmp.2147483000.AbCdEf" # a dead writer's temp file name
+expect_exit 0 "tune next to planted links" "$GT" tune --cpu --rounds 3 "$TMP/shapes0.csv" -o "$pdb"
+[ "$(cat "$TMP/victim")" = "the victim's own text" ] && ok "the links' target is untouched" ||
+  bad "the links' target was changed" "$(cat "$TMP/victim")"
+cp "$TMP/shard100.db" "$TMP/planted/real.db"
+cp "$TMP/shard100.db" "$TMP/real.orig"
+ln -s "$TMP/planted/real.db" "$TMP/planted/link.db"
+expect_exit 74 "a symlink at the DB path is refused" "$GT" tune --cpu --rounds 3 "$TMP/shapes0.csv" -o "$TMP/planted/link.db"
+expect_grep "the refusal says it is a symbolic link" "symbolic link"
+expect_exit 74 "merge refuses a symlink at OUT" "$GT" merge "$TMP/shard100.db" "$TMP/shard101.db" -o "$TMP/planted/link.db"
+cmp -s "$TMP/planted/real.db" "$TMP/real.orig" && [ -L "$TMP/planted/link.db" ] &&
+  ok "the DB link and its target are untouched" || bad "the DB link's target was replaced"
+
 # ---- the lock is bounded: a holder that never lets go costs a clear error, not a hang ---------
 if command -v flock >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then
   # The holder's sleep inherits the lock; its output goes nowhere, so nothing waits on it.
