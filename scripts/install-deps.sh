@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing gemmtune needs and a fresh Debian/Ubuntu machine may lack:
-# a C compiler, make, CMake and cmocka. Does nothing when they are present. The CUDA toolkit is
+# a C compiler, make, CMake, cmocka, and clang for the fuzz targets (fuzz/run.sh: libFuzzer and
+# the sanitizer runtimes come with Debian's clang). Does nothing when they are present. The CUDA toolkit is
 # optional (without it the CPU parts build and test) and is never installed here.
 set -euo pipefail
 need=()
@@ -11,6 +12,14 @@ if ! { [ -f /usr/include/cmocka.h ] || [ -f /usr/local/include/cmocka.h ]; }; th
   need+=(libcmocka-dev)
 fi
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# libFuzzer ships with clang's runtime; check for it, not just the compiler.
+have_fuzzer=0
+for rt in /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a; do
+  [ -f "$rt" ] && have_fuzzer=1
+done
+if ! command -v clang >/dev/null 2>&1 || [ "$have_fuzzer" = 0 ]; then
+  need+=(clang)
+fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -377,9 +377,10 @@ static void test_malformed_rejected(void **state) {
   rm_dir(dir);
 }
 
-static void test_missing_file_is_io_error(void **state) {
+static void test_missing_file_is_not_found(void **state) {
   gt_db_t db;
-  assert_int_equal(gt_db_read("/nonexistent/dir/db.csv", &db), GT_ERR_IO);
+  /* A missing input is GT_ERR_NOT_FOUND: exit 66, as the README's table says. */
+  assert_int_equal(gt_db_read("/nonexistent/dir/db.csv", &db), GT_ERR_NOT_FOUND);
   assert_non_null(strstr(gt_err_msg(), "/nonexistent/dir/db.csv"));
   assert_int_equal(db.n, 0);
 }
@@ -491,17 +492,38 @@ static void test_atomic_write_leaves_no_temp_files(void **state) {
   assert_int_equal(stat(p, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0640);
 
-  /* A symlink is followed: the link stays, its target is replaced. */
+  /* A symlink at the target is refused: the link stays a link and its target keeps its bytes
+   * (a planted link must not aim the write at a file the caller did not name). */
   const char *link = gt_test_path(dir, "current.csv");
   assert_int_equal(symlink("db.csv", link), 0);
+  char *target_before = gt_test_read_file(p);
   assert_int_equal(gt_file_write_atomic(link, GT_DB_FORMAT_LINE "\n", strlen(GT_DB_FORMAT_LINE) + 1),
-                   GT_OK);
+                   GT_ERR_IO);
+  assert_non_null(strstr(gt_err_msg(), "symbolic link"));
   struct stat lst;
   assert_int_equal(lstat(link, &lst), 0);
   assert_true(S_ISLNK(lst.st_mode));
   char *t = gt_test_read_file(p);
-  assert_string_equal(t, GT_DB_FORMAT_LINE "\n");
+  assert_string_equal(t, target_before);
   free(t);
+  free(target_before);
+  unlink(link);
+
+  /* A temp file of a writer killed before its rename (a pid that no longer runs, no lock held)
+   * is removed by the next write; one whose writer still runs is left alone. */
+  char stale[600], live[600];
+  snprintf(stale, sizeof stale, "%s.tmp.%d.AbCdEf", p, INT32_MAX - 7);
+  snprintf(live, sizeof live, "%s.tmp.%ld.AbCdEf", p, (long)getppid());
+  FILE *sf = fopen(stale, "w");
+  FILE *lf = fopen(live, "w");
+  assert_non_null(sf);
+  assert_non_null(lf);
+  fclose(sf);
+  fclose(lf);
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  assert_int_equal(access(stale, F_OK), -1);
+  assert_int_equal(access(live, F_OK), 0);
+  unlink(live);
   gt_db_free(&db);
   rm_dir(dir);
 }
@@ -749,7 +771,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip_equal),
       cmocka_unit_test(test_round_trip_time_precision),
       cmocka_unit_test(test_malformed_rejected),
-      cmocka_unit_test(test_missing_file_is_io_error),
+      cmocka_unit_test(test_missing_file_is_not_found),
       cmocka_unit_test(test_crlf_accepted),
       cmocka_unit_test(test_failed_write_leaves_target_identical),
       cmocka_unit_test(test_atomic_write_leaves_no_temp_files),

@@ -414,34 +414,11 @@ gt_status_t gt_db_parse(const char *name, const char *text, gt_db_t *db) {
 
 gt_status_t gt_db_read(const char *path, gt_db_t *db) {
   gt_db_init(db);
-  FILE *f = fopen(path, "rb");
-  if (!f) return gt_err_set(GT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  /* Read by chunks rather than by file size, so pipes and /dev/stdin work too. */
-  size_t len = 0, cap = 0;
-  char *text = NULL;
-  for (;;) {
-    if (cap - len < 65536) {
-      cap = cap ? 2 * cap : 65536;
-      char *nt = realloc(text, cap);
-      if (!nt) {
-        free(text);
-        fclose(f);
-        return gt_err_set(GT_ERR_NOMEM, "%s: out of memory reading", path);
-      }
-      text = nt;
-    }
-    size_t got = fread(text + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) break;
-  }
-  if (ferror(f)) {
-    int e = errno;
-    free(text);
-    fclose(f);
-    return gt_err_set(GT_ERR_IO, "%s: cannot read: %s", path, strerror(e));
-  }
-  fclose(f);
-  gt_status_t s = gt_db_parse_buf(path, text, len, db);
+  char *text;
+  size_t len;
+  gt_status_t s = gt_file_read(path, GT_FILE_MAX_CLI, 0, &text, &len);
+  if (s != GT_OK) return s;
+  s = gt_db_parse_buf(path, text, len, db);
   free(text);
   return s;
 }

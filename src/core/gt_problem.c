@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,15 +32,23 @@ void gt_problem_init(gt_problem_t *p) {
   snprintf(p->arch, sizeof p->arch, "cpu");
 }
 
+/* a*b, or INT64_MAX when it does not fit: a filled stride that overflowed must read as too
+ * large (validation then names the field), never as a small wrapped value or as 0, which would
+ * mean a broadcast operand. */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 void gt_problem_fill_lds(gt_problem_t *p) {
   /* Column-major: op(A) is m x k, so A itself is m x k (N) or k x m (T); ld = its row count. */
   if (p->lda == 0) p->lda = p->transa == GT_TRANS_N ? p->m : p->k;
   if (p->ldb == 0) p->ldb = p->transb == GT_TRANS_N ? p->k : p->n;
   if (p->ldc == 0) p->ldc = p->m;
   if (p->batch > 1) {
-    if (p->stride_a == 0) p->stride_a = p->lda * (p->transa == GT_TRANS_N ? p->k : p->m);
-    if (p->stride_b == 0) p->stride_b = p->ldb * (p->transb == GT_TRANS_N ? p->n : p->k);
-    if (p->stride_c == 0) p->stride_c = p->ldc * p->n;
+    if (p->stride_a == 0) p->stride_a = sat_mul(p->lda, p->transa == GT_TRANS_N ? p->k : p->m);
+    if (p->stride_b == 0) p->stride_b = sat_mul(p->ldb, p->transb == GT_TRANS_N ? p->n : p->k);
+    if (p->stride_c == 0) p->stride_c = sat_mul(p->ldc, p->n);
   }
 }
 
@@ -84,6 +93,74 @@ gt_status_t gt_problem_set_rowmajor(gt_problem_t *p, const char *layout, int64_t
   return GT_OK;
 }
 
+/* The memory geometry of operand which ('A', 'B', 'C'; D shares C's): rows and columns as
+ * stored, leading dimension and batch stride, with the field names messages use. */
+typedef struct operand_geom {
+  int64_t rows, cols, ld, stride;
+  const char *ld_name, *stride_name, *rows_name, *cols_name;
+} operand_geom_t;
+
+static bool operand_geom(const gt_problem_t *p, char which, operand_geom_t *g) {
+  switch (which) {
+    case 'A':
+      *g = p->transa == GT_TRANS_N
+               ? (operand_geom_t){p->m, p->k, p->lda, p->stride_a, "lda", "stride_a", "m", "k"}
+               : (operand_geom_t){p->k, p->m, p->lda, p->stride_a, "lda", "stride_a", "k", "m"};
+      return true;
+    case 'B':
+      *g = p->transb == GT_TRANS_N
+               ? (operand_geom_t){p->k, p->n, p->ldb, p->stride_b, "ldb", "stride_b", "k", "n"}
+               : (operand_geom_t){p->n, p->k, p->ldb, p->stride_b, "ldb", "stride_b", "n", "k"};
+      return true;
+    case 'C':
+    case 'D':
+      *g = (operand_geom_t){p->m, p->n, p->ldc, p->stride_c, "ldc", "stride_c", "m", "n"};
+      return true;
+    default: return false;
+  }
+}
+
+/* Elements operand which spans in memory: ld*(cols-1) + rows for one item, plus (batch-1)*stride.
+ * Every product is checked: a wrapped value would size buffers smaller than the kernels index.
+ * Requires rows, cols > 0, ld >= rows, batch >= 1, stride >= 0 (validate checks those first).
+ * GT_ERR_DATA naming the field whose product does not fit in 64 bits. */
+static gt_status_t operand_span(const gt_problem_t *p, char which, int64_t *out) {
+  operand_geom_t g;
+  if (!operand_geom(p, which, &g)) return gt_err_set(GT_ERR_INTERNAL, "no operand '%c'", which);
+  int64_t one, extra, total;
+  if (__builtin_mul_overflow(g.ld, g.cols - 1, &one) || __builtin_add_overflow(one, g.rows, &one))
+    return gt_err_set(GT_ERR_DATA,
+                      "field '%s': %c spans %s*(%s-1)+%s = %" PRId64 "*%" PRId64 "+%" PRId64
+                      " elements, which overflows 64 bits",
+                      g.ld_name, which == 'D' ? 'C' : which, g.ld_name, g.cols_name, g.rows_name,
+                      g.ld, g.cols - 1, g.rows);
+  if (__builtin_mul_overflow(p->batch - 1, g.stride, &extra) ||
+      __builtin_add_overflow(one, extra, &total))
+    return gt_err_set(GT_ERR_DATA,
+                      "field '%s': %" PRId64 " batch items %" PRId64
+                      " elements apart overflow a 64-bit element count",
+                      g.stride_name, p->batch, g.stride);
+  *out = total > one ? total : one;
+  return GT_OK;
+}
+
+/* The operand's span in bytes fits in 64 bits (the harnesses allocate and index it in bytes). */
+static gt_status_t operand_bytes_check(const gt_problem_t *p, char which, gt_dtype_t t) {
+  int64_t elems = 0, bytes;
+  gt_status_t s = operand_span(p, which, &elems);
+  if (s != GT_OK) return s;
+  if (__builtin_mul_overflow(elems, (int64_t)gt_dtype_size(t), &bytes)) {
+    operand_geom_t g;
+    operand_geom(p, which, &g);
+    return gt_err_set(GT_ERR_DATA,
+                      "field '%s': %c spans %" PRId64 " elements of %zu bytes, which overflows 64 "
+                      "bits",
+                      p->batch > 1 ? g.stride_name : g.ld_name, which, elems,
+                      gt_dtype_size(t));
+  }
+  return GT_OK;
+}
+
 gt_status_t gt_problem_validate(const gt_problem_t *p) {
   if (p->m <= 0) return gt_err_set(GT_ERR_DATA, "field 'm': must be > 0 (got %" PRId64 ")", p->m);
   if (p->n <= 0) return gt_err_set(GT_ERR_DATA, "field 'n': must be > 0 (got %" PRId64 ")", p->n);
@@ -102,10 +179,18 @@ gt_status_t gt_problem_validate(const gt_problem_t *p) {
     return gt_err_set(GT_ERR_DATA, "field 'batch': must be >= 1 (got %" PRId64 ")", p->batch);
   if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
     return gt_err_set(GT_ERR_DATA, "field 'stride_*': must be >= 0");
-  if (p->batch > 1 && p->stride_c < p->ldc * p->n)
+  gt_status_t s;
+  if ((s = operand_bytes_check(p, 'A', p->a_type)) != GT_OK ||
+      (s = operand_bytes_check(p, 'B', p->b_type)) != GT_OK ||
+      (s = operand_bytes_check(p, 'C', p->c_type)) != GT_OK ||
+      (s = operand_bytes_check(p, 'D', p->d_type)) != GT_OK)
+    return s;
+  int64_t one_c;
+  if (p->batch > 1 && (__builtin_mul_overflow(p->ldc, p->n, &one_c) || p->stride_c < one_c))
     return gt_err_set(GT_ERR_DATA,
-                      "field 'stride_c': %" PRId64 " < ldc*n (%" PRId64 "): outputs would overlap",
-                      p->stride_c, p->ldc * p->n);
+                      "field 'stride_c': %" PRId64 " < ldc*n (%" PRId64 "*%" PRId64
+                      "): outputs would overlap",
+                      p->stride_c, p->ldc, p->n);
   if (!p->arch[0]) return gt_err_set(GT_ERR_DATA, "field 'arch': empty");
   if (p->sm_count < 0) return gt_err_set(GT_ERR_DATA, "field 'sm_count': must be >= 0");
   return GT_OK;
@@ -128,29 +213,12 @@ double gt_problem_min_bytes(const gt_problem_t *p) {
 }
 
 size_t gt_problem_operand_elems(const gt_problem_t *p, char which) {
-  int64_t rows, cols, ld, stride;
-  switch (which) {
-  case 'A':
-    rows = p->transa == GT_TRANS_N ? p->m : p->k;
-    cols = p->transa == GT_TRANS_N ? p->k : p->m;
-    ld = p->lda, stride = p->stride_a;
-    break;
-  case 'B':
-    rows = p->transb == GT_TRANS_N ? p->k : p->n;
-    cols = p->transb == GT_TRANS_N ? p->n : p->k;
-    ld = p->ldb, stride = p->stride_b;
-    break;
-  case 'C':
-  case 'D':
-    rows = p->m, cols = p->n, ld = p->ldc, stride = p->stride_c;
-    break;
-  default:
-    return 0;
-  }
-  if (rows <= 0 || cols <= 0 || ld < rows || p->batch < 1 || stride < 0) return 0;
-  int64_t one = ld * (cols - 1) + rows;
-  int64_t total = one + (p->batch - 1) * stride;
-  return (size_t)(total > one ? total : one);
+  operand_geom_t g;
+  if (!operand_geom(p, which, &g)) return 0;
+  if (g.rows <= 0 || g.cols <= 0 || g.ld < g.rows || p->batch < 1 || g.stride < 0) return 0;
+  int64_t total = 0;
+  if (operand_span(p, which, &total) != GT_OK) return 0;
+  return (size_t)total;
 }
 
 const char *gt_problem_ops(const gt_problem_t *p) {
@@ -196,12 +264,18 @@ void gt_problem_field_str(const gt_problem_t *p, int i, char *buf, int cap) {
   }
 }
 
-static gt_status_t parse_i64(const char *field, const char *v, int64_t lo, int64_t *out) {
+/* A decimal integer in [lo, hi]. Out-of-range text (past 64 bits, or past hi) is an error
+ * naming the field, never a value silently cut to fit (4294967298 must not become 2). */
+static gt_status_t parse_i64(const char *field, const char *v, int64_t lo, int64_t hi,
+                             int64_t *out) {
   char *end;
   errno = 0;
   long long x = strtoll(v, &end, 10);
-  if (!*v || *end || errno)
-    return gt_err_set(GT_ERR_DATA, "field '%s': not an integer: '%s'", field, v);
+  if (!*v || *end)
+    return gt_err_set(GT_ERR_DATA, "field '%s': not an integer: '%.80s'", field, v);
+  if (errno == ERANGE || x > hi)
+    return gt_err_set(GT_ERR_DATA, "field '%s': '%.80s' is above the maximum %lld", field, v,
+                      (long long)hi);
   if (x < lo)
     return gt_err_set(GT_ERR_DATA, "field '%s': %lld is below the minimum %lld", field, x,
                       (long long)lo);
@@ -252,16 +326,16 @@ gt_status_t gt_problem_set_field(gt_problem_t *p, const char *field, const char 
       *(i == F_TRANSA ? &p->transa : &p->transb) = t;
       return GT_OK;
     }
-    case F_M: return parse_i64(field, v, 1, &p->m);
-    case F_N: return parse_i64(field, v, 1, &p->n);
-    case F_K: return parse_i64(field, v, 1, &p->k);
-    case F_LDA: return parse_i64(field, v, 1, &p->lda);
-    case F_LDB: return parse_i64(field, v, 1, &p->ldb);
-    case F_LDC: return parse_i64(field, v, 1, &p->ldc);
-    case F_BATCH: return parse_i64(field, v, 1, &p->batch);
-    case F_SA: return parse_i64(field, v, 0, &p->stride_a);
-    case F_SB: return parse_i64(field, v, 0, &p->stride_b);
-    case F_SC: return parse_i64(field, v, 0, &p->stride_c);
+    case F_M: return parse_i64(field, v, 1, INT64_MAX, &p->m);
+    case F_N: return parse_i64(field, v, 1, INT64_MAX, &p->n);
+    case F_K: return parse_i64(field, v, 1, INT64_MAX, &p->k);
+    case F_LDA: return parse_i64(field, v, 1, INT64_MAX, &p->lda);
+    case F_LDB: return parse_i64(field, v, 1, INT64_MAX, &p->ldb);
+    case F_LDC: return parse_i64(field, v, 1, INT64_MAX, &p->ldc);
+    case F_BATCH: return parse_i64(field, v, 1, INT64_MAX, &p->batch);
+    case F_SA: return parse_i64(field, v, 0, INT64_MAX, &p->stride_a);
+    case F_SB: return parse_i64(field, v, 0, INT64_MAX, &p->stride_b);
+    case F_SC: return parse_i64(field, v, 0, INT64_MAX, &p->stride_c);
     case F_EPI:
       if (gt_epilogue_parse(v, &p->epilogue) != GT_OK)
         return gt_err_set(GT_ERR_DATA, "field 'epilogue': unknown epilogue '%s'", v);
@@ -277,7 +351,7 @@ gt_status_t gt_problem_set_field(gt_problem_t *p, const char *field, const char 
       snprintf(p->arch, sizeof p->arch, "%s", v);
       return GT_OK;
     case F_SMS:
-      s = parse_i64(field, v, 0, &x);
+      s = parse_i64(field, v, 0, INT_MAX, &x);
       if (s == GT_OK) p->sm_count = (int)x;
       return s;
     default: return gt_err_set(GT_ERR_DATA, "unknown key field '%s'", field);

@@ -5,11 +5,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gt_csv.h"
+#include "gt_fileio.h"
+#include "gt_hindex.h"
 
 #define MAX_COLS 48
 
@@ -56,7 +59,9 @@ static gt_status_t cell_f64(const char *file, int line, const char *col, const c
   char *end;
   errno = 0;
   double x = strtod(v, &end);
-  if (!*v || *end || errno || x < 0)
+  /* nan and inf parse as numbers, but no time or share is either, and a NaN would poison every
+   * sum and sort the rows land in. */
+  if (!*v || *end || errno || !isfinite(x) || x < 0)
     return gt_err_set(GT_ERR_DATA, "%s:%d: column '%s': not a non-negative number: '%s'", file,
                       line, col, v);
   *out = x;
@@ -90,6 +95,7 @@ typedef struct reader {
   int ncols; /* 0 until the header row */
   bool have[C_KEY + 1];
   bool have_key[GT_KEY_NFIELDS];
+  gt_hindex_t index; /* the shapes read so far, by key: duplicates fold in O(1) */
 } reader_t;
 
 /* The cells of one row that describe its shape before the mapping to BLAS terms. */
@@ -259,21 +265,56 @@ static gt_status_t read_row(const reader_t *rd, char **cells, int n, gt_shape_t 
   return apply_view(rd, &d, sh);
 }
 
-/* Add a shape, or fold it into an earlier row of the same key (calls and time summed). */
-static gt_status_t add_shape(gt_shapes_t *out, const gt_shape_t *sh, size_t *merged) {
-  for (size_t i = 0; i < out->n; i++)
-    if (gt_problem_equal(&out->v[i].p, &sh->p)) {
-      out->v[i].calls += sh->calls;
-      out->v[i].time_us += sh->time_us;
-      out->v[i].share += sh->share;
-      /* The same key through two entry points: the first stated one decides the baseline; the
-       * largest workspace any call offered is what the application can give a candidate. */
-      if (out->v[i].entry == GT_ENTRY_DEFAULT) out->v[i].entry = sh->entry;
-      if (sh->workspace > out->v[i].workspace) out->v[i].workspace = sh->workspace;
-      if (merged) (*merged)++;
-      return GT_OK;
-    }
-  return push(out, sh);
+typedef struct same_ctx {
+  const gt_shapes_t *out;
+  const gt_problem_t *key;
+} same_ctx_t;
+
+static bool same_key(void *ctx, size_t i) {
+  const same_ctx_t *c = ctx;
+  return gt_problem_equal(&c->out->v[i].p, c->key);
+}
+
+/* Fold sh's counters into the earlier row dst of the same key. Sums that do not fit are an error
+ * on this line rather than a wrapped count or an infinite time. */
+static gt_status_t fold_shape(const reader_t *rd, gt_shape_t *dst, const gt_shape_t *sh) {
+  long calls;
+  if (__builtin_add_overflow(dst->calls, sh->calls, &calls))
+    return gt_err_set(GT_ERR_DATA,
+                      "%s:%d: column 'calls': the sum over rows of the same key (line %d) "
+                      "overflows",
+                      rd->file, rd->lineno, dst->line);
+  double t = dst->time_us + sh->time_us, sh_sum = dst->share + sh->share;
+  if (!isfinite(t) || !isfinite(sh_sum))
+    return gt_err_set(GT_ERR_DATA,
+                      "%s:%d: column '%s': the sum over rows of the same key (line %d) is not "
+                      "finite",
+                      rd->file, rd->lineno, isfinite(t) ? "share" : "time_us", dst->line);
+  dst->calls = calls;
+  dst->time_us = t;
+  dst->share = sh_sum;
+  /* The same key through two entry points: the first stated one decides the baseline; the
+   * largest workspace any call offered is what the application can give a candidate. */
+  if (dst->entry == GT_ENTRY_DEFAULT) dst->entry = sh->entry;
+  if (sh->workspace > dst->workspace) dst->workspace = sh->workspace;
+  return GT_OK;
+}
+
+/* Add a shape, or fold it into an earlier row of the same key (calls and time summed). The
+ * index keeps this linear in the rows: the shim's exit path reads capture files through here. */
+static gt_status_t add_shape(reader_t *rd, gt_shapes_t *out, const gt_shape_t *sh,
+                             size_t *merged) {
+  uint64_t h = gt_problem_hash(&sh->p);
+  same_ctx_t c = {out, &sh->p};
+  long i = gt_hindex_find(&rd->index, h, same_key, &c);
+  if (i >= 0) {
+    gt_status_t st = fold_shape(rd, &out->v[i], sh);
+    if (st == GT_OK && merged) (*merged)++;
+    return st;
+  }
+  gt_status_t st = push(out, sh);
+  if (st == GT_OK) st = gt_hindex_add(&rd->index, h, out->n - 1);
+  return st;
 }
 
 /* One line: skipped when blank or a comment, else the header or a row. */
@@ -291,7 +332,7 @@ static gt_status_t read_line(reader_t *rd, char *line, gt_shapes_t *out, size_t 
   if (rd->ncols == 0) return read_header(rd, cells, n);
   gt_shape_t sh;
   gt_status_t st = read_row(rd, cells, n, &sh);
-  return st == GT_OK ? add_shape(out, &sh, merged) : st;
+  return st == GT_OK ? add_shape(rd, out, &sh, merged) : st;
 }
 
 gt_status_t gt_shapes_parse(const char *file, const char *text, const gt_problem_t *defaults,
@@ -320,6 +361,7 @@ gt_status_t gt_shapes_parse(const char *file, const char *text, const gt_problem
   else if (st == GT_OK && out->n == 0)
     st = gt_err_set(GT_ERR_DATA, "%s:%d: no shapes after the header", file, rd.lineno);
   free(buf);
+  gt_hindex_free(&rd.index);
   if (st != GT_OK) gt_shapes_free(out);
   return st;
 }
@@ -327,37 +369,15 @@ gt_status_t gt_shapes_parse(const char *file, const char *text, const gt_problem
 gt_status_t gt_shapes_read(const char *path, const gt_problem_t *defaults, gt_shapes_t *out,
                            size_t *merged) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return gt_err_set(GT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  char *text = NULL;
-  size_t cap = 0, len = 0;
-  for (;;) {
-    if (len + 4096 + 1 > cap) {
-      cap = cap ? cap * 2 : 65536;
-      char *t = realloc(text, cap);
-      if (!t) {
-        free(text);
-        fclose(f);
-        return gt_err_set(GT_ERR_NOMEM, "out of memory reading %s", path);
-      }
-      text = t;
-    }
-    size_t r = fread(text + len, 1, cap - len - 1, f);
-    len += r;
-    if (r == 0) break;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(text);
-    return gt_err_set(GT_ERR_IO, "%s: read error", path);
-  }
-  text[len] = '\0';
+  char *text;
+  size_t len;
+  gt_status_t s = gt_file_read(path, GT_FILE_MAX_CLI, 0, &text, &len);
+  if (s != GT_OK) return s;
   if (strlen(text) != len) {
     free(text);
     return gt_err_set(GT_ERR_DATA, "%s: contains a NUL byte: not a text CSV", path);
   }
-  gt_status_t s = gt_shapes_parse(path, text, defaults, out, merged);
+  s = gt_shapes_parse(path, text, defaults, out, merged);
   free(text);
   return s;
 }

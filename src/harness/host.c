@@ -231,9 +231,26 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   gt_store_elem(&b->alpha_buf, p->scale_type, 0, alpha);
   gt_store_elem(&b->beta_buf, p->scale_type, 0, p->beta_zero ? 0.0 : beta);
 
-  size_t set_bytes = b->a_elems * gt_dtype_size(p->a_type) + b->b_elems * gt_dtype_size(p->b_type) +
-                     (p->beta_zero ? 0 : b->c_elems * gt_dtype_size(p->c_type)) +
-                     b->c_elems * gt_dtype_size(p->d_type);
+  /* Validation bounds each operand's bytes; their sum and the fp64 reference are checked here,
+   * so a set the machine cannot hold is refused, never sized from a wrapped value. */
+  size_t set_bytes = 0, ref_bytes = 0, part;
+  bool fits = !__builtin_mul_overflow(b->a_elems, gt_dtype_size(p->a_type), &part) &&
+              !__builtin_add_overflow(set_bytes, part, &set_bytes) &&
+              !__builtin_mul_overflow(b->b_elems, gt_dtype_size(p->b_type), &part) &&
+              !__builtin_add_overflow(set_bytes, part, &set_bytes) &&
+              !__builtin_mul_overflow(b->c_elems, gt_dtype_size(p->d_type), &part) &&
+              !__builtin_add_overflow(set_bytes, part, &set_bytes) &&
+              (p->beta_zero ||
+               (!__builtin_mul_overflow(b->c_elems, gt_dtype_size(p->c_type), &part) &&
+                !__builtin_add_overflow(set_bytes, part, &set_bytes))) &&
+              !__builtin_mul_overflow((size_t)p->m, (size_t)p->n, &ref_bytes) &&
+              !__builtin_mul_overflow(ref_bytes, (size_t)p->batch, &ref_bytes) &&
+              !__builtin_mul_overflow(ref_bytes, sizeof(double), &ref_bytes);
+  if (!fits || !b->a_elems || !b->b_elems || !b->c_elems || set_bytes == 0) {
+    host_close(b);
+    return gt_err_set(GT_ERR_NOMEM, "host harness: %s needs more memory than can be addressed",
+                      gt_problem_ops(p));
+  }
   size_t nsets = 1;
   if (!b->o.warm) {
     double want = b->o.rotate_factor * (double)host_llc_bytes();
@@ -244,7 +261,7 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
   }
   b->nsets = (int)nsets;
   b->sets = calloc(nsets, sizeof *b->sets);
-  b->ref = malloc((size_t)p->m * (size_t)p->n * (size_t)p->batch * sizeof(double));
+  b->ref = malloc(ref_bytes);
   if (!b->sets || !b->ref) {
     host_close(b);
     return gt_err_set(GT_ERR_NOMEM, "host harness: no memory for %zu input sets", nsets);

@@ -696,19 +696,32 @@ static gt_status_t cpu_prepare(const gt_candidate_t *c, const gt_problem_t *p, v
     return gt_err_set(GT_ERR_USAGE, "%s: empty problem", c->name);
   cpu_state_t *s = calloc(1, sizeof *s);
   if (!s) return gt_err_set(GT_ERR_NOMEM, "%s: no memory for state", c->name);
+  /* A validated problem's operands fit in 64 bits as bytes of their own type; repacked as f32
+   * they may not (an f8 operand takes four times its bytes), so these products are checked. */
+  size_t mk, nk, mn_blk;
+  if (__builtin_mul_overflow((size_t)p->m, (size_t)p->k, &mk) ||
+      __builtin_mul_overflow(mk, sizeof(float), &mk) ||
+      __builtin_mul_overflow((size_t)p->n, (size_t)p->k, &nk) ||
+      __builtin_mul_overflow(nk, sizeof(float), &nk) ||
+      __builtin_mul_overflow((size_t)p->m, (size_t)prm.nc + (size_t)prm.nr, &mn_blk) ||
+      __builtin_mul_overflow(mn_blk, sizeof(float), &mn_blk)) {
+    free(s);
+    return gt_err_set(GT_ERR_NOMEM, "%s: the f32 working copies of this problem do not fit in "
+                      "memory", c->name);
+  }
   s->prm = prm;
   s->p = *p;
   s->nthreads = 1;
   gt_status_t st = GT_OK;
-  const size_t m = (size_t)p->m, n = (size_t)p->n, k = (size_t)p->k;
+  const size_t m = (size_t)p->m;
   switch (prm.kind) {
     case CPU_NAIVE: break;
     case CPU_IKJ:
       if (!(s->buf0 = malloc(m * sizeof(float)))) st = GT_ERR_NOMEM;
       break;
     case CPU_PACK:
-      s->buf0 = malloc(m * k * sizeof(float));
-      s->buf1 = malloc(n * k * sizeof(float));
+      s->buf0 = malloc(mk);
+      s->buf1 = malloc(nk);
       if (!s->buf0 || !s->buf1) st = GT_ERR_NOMEM;
       break;
     case CPU_BLK:

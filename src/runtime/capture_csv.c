@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/gt_fileio.h"
+#include "core/gt_hindex.h"
 
 static char header[512];
 static pthread_once_t header_once = PTHREAD_ONCE_INIT;
@@ -154,17 +155,33 @@ typedef struct stat_line {
 typedef struct stat_set {
   stat_line_t *v;
   size_t n, cap;
+  gt_hindex_t index; /* rows by their text after the counters: merging stays linear */
 } stat_set_t;
+
+typedef struct rest_ctx {
+  const stat_set_t *s;
+  const char *rest;
+} rest_ctx_t;
+
+static bool same_rest(void *ctx, size_t i) {
+  const rest_ctx_t *c = ctx;
+  return strcmp(c->s->v[i].rest, c->rest) == 0;
+}
+
+/* Counters saturate rather than wrap: a file another process left may hold any number. */
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 /* Takes ownership of rest. */
 static gt_status_t stat_add(stat_set_t *s, uint64_t calls, uint64_t hits, char *rest) {
-  for (size_t i = 0; i < s->n; i++)
-    if (strcmp(s->v[i].rest, rest) == 0) {
-      s->v[i].calls += calls;
-      s->v[i].hits += hits;
-      free(rest);
-      return GT_OK;
-    }
+  uint64_t h = gt_hindex_hash_bytes(rest, strlen(rest));
+  rest_ctx_t c = {s, rest};
+  long i = gt_hindex_find(&s->index, h, same_rest, &c);
+  if (i >= 0) {
+    s->v[i].calls = sat_add(s->v[i].calls, calls);
+    s->v[i].hits = sat_add(s->v[i].hits, hits);
+    free(rest);
+    return GT_OK;
+  }
   if (s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 32;
     stat_line_t *nv = realloc(s->v, cap * sizeof *nv);
@@ -175,6 +192,10 @@ static gt_status_t stat_add(stat_set_t *s, uint64_t calls, uint64_t hits, char *
     s->v = nv;
     s->cap = cap;
   }
+  if (gt_hindex_add(&s->index, h, s->n) != GT_OK) {
+    free(rest);
+    return GT_ERR_NOMEM;
+  }
   s->v[s->n++] = (stat_line_t){calls, hits, rest};
   return GT_OK;
 }
@@ -182,6 +203,7 @@ static gt_status_t stat_add(stat_set_t *s, uint64_t calls, uint64_t hits, char *
 static void stat_free(stat_set_t *s) {
   for (size_t i = 0; i < s->n; i++) free(s->v[i].rest);
   free(s->v);
+  gt_hindex_free(&s->index);
 }
 
 static int cmp_stat(const void *pa, const void *pb) {
@@ -218,9 +240,7 @@ static char *stats_rest(const gt_rt_stats_rec_t *r) {
 
 /* Rows of an earlier file; anything that does not start with the exact header is ignored. */
 static gt_status_t stats_take_prev(stat_set_t *set, const char *prev) {
-  const char *h = gt_rt_stats_header();
-  size_t hl = strlen(h);
-  if (!prev || strncmp(prev, h, hl) != 0 || (prev[hl] != '\n' && prev[hl] != '\r')) return GT_OK;
+  if (!gt_rt_stats_is_stats_text(prev)) return GT_OK;
   const char *p = strchr(prev, '\n');
   while (p && *++p) {
     const char *end = strchr(p, '\n');
@@ -282,36 +302,44 @@ gt_status_t gt_rt_stats_format(const gt_rt_stats_rec_t *recs, size_t n, const ch
   return GT_OK;
 }
 
-/* The whole file, or NULL when it does not exist or cannot be read (then it is replaced). */
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  buf_t b = {0};
-  char chunk[8192];
-  size_t got;
-  bool ok = true;
-  while (ok && (got = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
-    chunk[got] = '\0';
-    if (memchr(chunk, '\0', got)) ok = false; /* not a text file */
-    else ok = put(&b, chunk) == GT_OK;
-  }
-  if (ferror(f)) ok = false;
-  fclose(f);
-  if (!ok) {
-    free(b.p);
-    return NULL;
-  }
-  return b.p;
-}
-
 gt_status_t gt_rt_stats_write(const char *path, const gt_rt_stats_rec_t *recs, size_t n) {
-  char *prev = read_all(path);
+  /* What is at path is read only when it is a regular file of bounded size (a FIFO, a device or
+   * /dev/zero named by mistake must not stall or swell the host), and replaced only when it is a
+   * stats file or empty: any other file there is somebody else's. */
+  char *prev = NULL;
+  size_t plen = 0;
+  gt_status_t s = gt_file_read(path, GT_FILE_MAX_HOST, GT_FILE_REGULAR_ONLY, &prev, &plen);
+  if (s == GT_ERR_NOT_FOUND) {
+    prev = NULL;
+  } else if (s != GT_OK) {
+    return s;
+  } else if (plen && !gt_rt_stats_is_stats_text(prev)) {
+    free(prev);
+    return gt_err_set(GT_ERR_IO, "%s: exists and is not a stats file; not replaced", path);
+  }
   char *text;
   size_t len;
-  gt_status_t s = gt_rt_stats_format(recs, n, prev, &text, &len);
+  s = gt_rt_stats_format(recs, n, prev, &text, &len);
   free(prev);
   if (s != GT_OK) return s;
   s = gt_file_write_atomic(path, text, len);
   free(text);
   return s;
+}
+
+bool gt_rt_stats_is_stats_text(const char *text) {
+  const char *h = gt_rt_stats_header();
+  size_t hl = strlen(h);
+  return text && strncmp(text, h, hl) == 0 && (text[hl] == '\n' || text[hl] == '\r');
+}
+
+bool gt_rt_capture_is_capture_text(const char *text) {
+  const char *h = gt_rt_capture_header();
+  size_t hl = strlen(h);
+  /* The preamble capture writes before the header: "#gemmtune-capture ..." lines. */
+  while (text && *text == '#') {
+    text = strchr(text, '\n');
+    if (text) text++;
+  }
+  return text && strncmp(text, h, hl) == 0 && (text[hl] == '\n' || text[hl] == '\r');
 }

@@ -90,8 +90,17 @@ gt_status_t gt_rt_stats_format(const gt_rt_stats_rec_t *recs, size_t n, const ch
                                char **text, size_t *len);
 
 /* Merge with the file at path if there is one (see gt_rt_stats_format), then write atomically.
- * Callers that share the path between processes serialise calls (the shim locks the directory). */
+ * Callers that share the path between processes serialise calls (the shim locks the directory).
+ * The file at path is read only when it is a regular file of at most GT_FILE_MAX_HOST bytes
+ * (opened non-blocking: a FIFO cannot stall the caller) and replaced only when it is empty or a
+ * stats file; anything else is an error (GT_ERR_IO or GT_ERR_DATA naming path), nothing written.
+ * Merged counters saturate at UINT64_MAX. */
 gt_status_t gt_rt_stats_write(const char *path, const gt_rt_stats_rec_t *recs, size_t n);
+
+/* Whether text starts with the stats header line, or with the capture header line: what the
+ * shim checks before it replaces a file it finds at its output path. */
+bool gt_rt_stats_is_stats_text(const char *text);
+bool gt_rt_capture_is_capture_text(const char *text);
 
 #ifdef __cplusplus
 }

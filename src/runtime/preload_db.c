@@ -1,6 +1,8 @@
 /* Loading a colon-separated list of tuned DBs into one, one warning per bad file (preload_db.h). */
 #include "preload_db.h"
 
+#include "core/gt_fileio.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +53,15 @@ gt_status_t gt_rt_db_load_list(const char *paths, gt_db_t *db, gt_rt_warn_fn war
         warn_line(warn, ctx, "tuned DB list: %s%s", msg, "");
       } else {
         gt_db_t file;
-        s = gt_db_read(path, &file);
+        gt_db_init(&file);
+        /* Inside a host process: a regular file of bounded size only, opened non-blocking, so a
+         * FIFO, /dev/zero or a huge file named by mistake costs one warning, not a hang or
+         * gigabytes of the application's memory. */
+        char *text = NULL;
+        size_t len = 0;
+        s = gt_file_read(path, GT_FILE_MAX_HOST, GT_FILE_REGULAR_ONLY, &text, &len);
+        if (s == GT_OK) s = gt_db_parse_buf(path, text, len, &file);
+        free(text);
         if (s == GT_OK) {
           /* Stage into a copy so a failure part-way leaves db as it was (the file is skipped
            * whole, never half-taken). */

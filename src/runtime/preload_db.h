@@ -3,7 +3,9 @@
  *
  * This runs inside applications that were not written for gemmtune, so a bad entry never stops
  * the others: each missing, unreadable or malformed file produces exactly one warning line (naming
- * the file, and file:line for a parse error) and contributes no rows. Pure C, no GPU. */
+ * the file, and file:line for a parse error) and contributes no rows. Only regular files of at
+ * most GT_FILE_MAX_HOST bytes are read, through non-blocking opens: a FIFO, a device, a directory
+ * or a huge file is one such warning, never a hang. Pure C, no GPU. */
 #ifndef GT_PRELOAD_DB_H
 #define GT_PRELOAD_DB_H
 

@@ -113,7 +113,8 @@ typedef struct gt_preload_api {
 /* The queries, resolved once per process (pthread_once). A reader that finds a pointer it needs
  * still NULL calls gt_preload_api_refill, which resolves what is missing under a lock (rare: only
  * until the library is loaded; an application may load cuBLASLt first and cuBLAS later). Both
- * return the same process-wide table. */
+ * return an immutable snapshot of the process-wide table: a refill publishes a new snapshot
+ * atomically and never writes one a reader may hold. */
 const gt_preload_api_t *gt_preload_api(void);
 const gt_preload_api_t *gt_preload_api_refill(void);
 

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "capture_csv.h"
+#include "core/gt_fileio.h"
+#include "core/gt_filelock.h"
+#include "core/gt_hindex.h"
 #include "core/gt_shapes.h"
 #include "preload_internal.h"
 
@@ -44,8 +46,21 @@ typedef struct collect {
   int device;
   gt_rt_capture_rec_t *recs;
   size_t n, cap;
+  gt_hindex_t index; /* recs by key: folding a large capture file stays linear at exit */
   uint64_t calls, hits;
 } collect_t;
+
+typedef struct rec_ctx {
+  const collect_t *cl;
+  const gt_problem_t *key;
+} rec_ctx_t;
+
+static bool same_rec(void *ctx, size_t i) {
+  const rec_ctx_t *c = ctx;
+  return gt_problem_equal(&c->cl->recs[i].key, c->key);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 static const char *state_name(int st) {
   switch (st) {
@@ -83,15 +98,15 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
   gt_entry_t entry = GT_ENTRY_DEFAULT;
   if (e->entry_point && gt_entry_parse(e->entry_point, &entry) != GT_OK) entry = GT_ENTRY_DEFAULT;
   const uint64_t ws = atomic_load(&e->ws_max);
-  for (size_t i = 0; i < cl->n; i++)
-    if (gt_rt_key_hash(&cl->recs[i].key) == e->hash &&
-        gt_problem_equal(&cl->recs[i].key, &e->key)) {
-      cl->recs[i].calls += calls;
-      cl->recs[i].time_us += t;
-      if (cl->recs[i].entry == GT_ENTRY_DEFAULT) cl->recs[i].entry = entry;
-      if (ws > cl->recs[i].workspace) cl->recs[i].workspace = ws;
-      return;
-    }
+  rec_ctx_t rc = {cl, &e->key};
+  long i = gt_hindex_find(&cl->index, e->hash, same_rec, &rc);
+  if (i >= 0) {
+    cl->recs[i].calls = sat_add(cl->recs[i].calls, calls);
+    cl->recs[i].time_us += t;
+    if (cl->recs[i].entry == GT_ENTRY_DEFAULT) cl->recs[i].entry = entry;
+    if (ws > cl->recs[i].workspace) cl->recs[i].workspace = ws;
+    return;
+  }
   if (cl->n == cl->cap) {
     size_t cap = cl->cap ? 2 * cl->cap : 64;
     gt_rt_capture_rec_t *nr = realloc(cl->recs, cap * sizeof *nr);
@@ -99,55 +114,77 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
     cl->recs = nr;
     cl->cap = cap;
   }
+  if (gt_hindex_add(&cl->index, e->hash, cl->n) != GT_OK) return;
   cl->recs[cl->n++] = (gt_rt_capture_rec_t){
       .key = e->key, .calls = calls, .time_us = t, .entry = entry, .workspace = ws};
 }
 
-/* A path from the environment with "%p" replaced by the process id. */
-static void expand_path(const char *tmpl, char *out, size_t cap) {
+/* A path from the environment with "%p" replaced by the process id. False (and one warning)
+ * when the result does not fit: a cut path names another file. */
+static bool expand_path(const char *var, const char *tmpl, char *out, size_t cap) {
   size_t o = 0;
-  for (const char *p = tmpl; *p && o + 1 < cap; p++) {
+  for (const char *p = tmpl; *p; p++) {
+    char pid[24];
+    const char *piece = p;
+    size_t pl = 1;
     if (p[0] == '%' && p[1] == 'p') {
-      o += (size_t)snprintf(out + o, cap - o, "%ld", (long)getpid());
+      snprintf(pid, sizeof pid, "%ld", (long)getpid());
+      piece = pid, pl = strlen(pid);
       p++;
-    } else {
-      out[o++] = *p;
     }
+    if (o + pl >= cap) {
+      gt_preload_say("%s: the path is longer than %zu characters; nothing written", var, cap - 1);
+      return false;
+    }
+    memcpy(out + o, piece, pl);
+    o += pl;
   }
-  out[o < cap ? o : cap - 1] = '\0';
+  out[o] = '\0';
+  return true;
 }
 
 /* Several processes of one workload (ranks, workers) may share an output path: each adds its
- * counts to what is there and replaces the file atomically, holding a lock on the file's
- * directory meanwhile (a lock on the directory leaves no lock file behind). Returns the lock's
- * descriptor, -1 when the directory cannot be locked (the write then goes ahead unlocked). */
-static int lock_dir_of(const char *path) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == dir) dir[1] = '\0';
-  else *slash = '\0';
-  int lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lfd >= 0) (void)flock(lfd, LOCK_EX);
-  return lfd;
+ * counts to what is there and replaces the file atomically, holding the lock on the file's
+ * directory meanwhile (gt_file_lock_dir, the lock tune and merge take too). The wait is bounded:
+ * a process that hangs holding the lock must not hang every other process's exit. False (and
+ * one warning) when the lock cannot be had: the file is then left as it is. */
+#define GT_PRELOAD_LOCK_WAIT_S 10.0
+static bool lock_dir_of(const char *var, const char *path, int *lfd) {
+  if (gt_file_lock_dir(path, GT_PRELOAD_LOCK_WAIT_S, lfd) == GT_OK) return true;
+  gt_preload_say("%s: %s", var, gt_err_msg());
+  return false;
 }
 
-static void unlock_dir(int lfd) {
-  if (lfd < 0) return;
-  (void)flock(lfd, LOCK_UN);
-  close(lfd);
-}
-
-/* The rows another process of the workload already wrote to path, added into cl. */
-static void capture_add_previous(collect_t *cl, const char *path) {
+/* The rows another process of the workload already wrote to path, added into cl. False (and
+ * one warning) when what is at path is not ours to replace: not a regular file (a FIFO, a
+ * device, a directory), too large, unreadable, or a file that is not a capture file. */
+static bool capture_add_previous(collect_t *cl, const char *path) {
+  char *text = NULL;
+  size_t len = 0;
+  gt_status_t s = gt_file_read(path, GT_FILE_MAX_HOST, GT_FILE_REGULAR_ONLY, &text, &len);
+  if (s == GT_ERR_NOT_FOUND) return true;
+  if (s != GT_OK) {
+    gt_preload_say("capture: %s; nothing written", gt_err_msg());
+    return false;
+  }
+  if (len == 0) {
+    free(text);
+    return true;
+  }
+  if (!gt_rt_capture_is_capture_text(text) || strlen(text) != len) {
+    free(text);
+    gt_preload_say("capture: %s exists and is not a capture file; not replaced", path);
+    return false;
+  }
   gt_problem_t defaults;
   gt_problem_init(&defaults);
   gt_shapes_t prev;
-  if (gt_shapes_read(path, &defaults, &prev, NULL) != GT_OK) {
+  s = gt_shapes_parse(path, text, &defaults, &prev, NULL);
+  free(text);
+  if (s != GT_OK) {
     gt_preload_say("capture: %s exists but cannot be read (%s); replacing it", path,
                    gt_err_msg());
-    return;
+    return true;
   }
   for (size_t i = 0; i < prev.n; i++) {
     gt_rt_entry_t fake;
@@ -163,20 +200,23 @@ static void capture_add_previous(collect_t *cl, const char *path) {
     collect_entry(cl, &fake);
   }
   gt_shapes_free(&prev);
+  return true;
 }
 
 static void write_capture(collect_t *cl) {
   char path[4096];
-  expand_path(gt_preload.capture_path, path, sizeof path);
-  int lfd = lock_dir_of(path);
-  if (access(path, F_OK) == 0) capture_add_previous(cl, path);
-  char libs[2048];
-  gt_preload_lib_lines(libs, sizeof libs); /* which cuBLAS the application ran, for tune */
-  if (gt_rt_capture_write_with(path, libs, cl->recs, cl->n) != GT_OK)
-    gt_preload_say("capture: cannot write %s: %s", path, gt_err_msg());
-  else if (gt_preload.log)
-    gt_preload_say("capture: wrote %zu keys to %s", cl->n, path);
-  unlock_dir(lfd);
+  int lfd;
+  if (!expand_path("GEMMTUNE_CAPTURE", gt_preload.capture_path, path, sizeof path)) return;
+  if (!lock_dir_of("GEMMTUNE_CAPTURE", path, &lfd)) return;
+  if (capture_add_previous(cl, path)) { /* else it said why: the file is not ours to replace */
+    char libs[2048];
+    gt_preload_lib_lines(libs, sizeof libs); /* which cuBLAS the application ran, for tune */
+    if (gt_rt_capture_write_with(path, libs, cl->recs, cl->n) != GT_OK)
+      gt_preload_say("capture: cannot write %s: %s", path, gt_err_msg());
+    else if (gt_preload.log)
+      gt_preload_say("capture: wrote %zu keys to %s", cl->n, path);
+  }
+  gt_file_unlock_dir(lfd);
 }
 
 /* ---- GEMMTUNE_STATS ------------------------------------------------------------------------ */
@@ -240,13 +280,14 @@ static void write_stats(stats_collect_t *sc) {
     stats_push(sc, &r);
   }
   char path[4096];
-  expand_path(g->stats_path, path, sizeof path);
-  int lfd = lock_dir_of(path);
+  int lfd;
+  if (!expand_path("GEMMTUNE_STATS", g->stats_path, path, sizeof path)) return;
+  if (!lock_dir_of("GEMMTUNE_STATS", path, &lfd)) return;
   if (gt_rt_stats_write(path, sc->v, sc->n) != GT_OK)
-    gt_preload_say("stats: cannot write %s: %s", path, gt_err_msg());
+    gt_preload_say("stats: not written: %s", gt_err_msg());
   else if (g->log)
     gt_preload_say("stats: wrote %s", path);
-  unlock_dir(lfd);
+  gt_file_unlock_dir(lfd);
 }
 
 /* ---- the report ---------------------------------------------------------------------------- */
@@ -306,6 +347,7 @@ void gt_preload_exit(void) {
   }
   if (g->capture) write_capture(&cl);
   free(cl.recs);
+  gt_hindex_free(&cl.index);
   free(sc.v);
   gt_preload_depth = saved_depth;
 }

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "preload_internal.h"
 
@@ -79,7 +80,16 @@ cublasStatus_t gt_preload_missing_real(const char *name) {
 
 /* ---- the queries --------------------------------------------------------------------------- */
 
-static gt_preload_api_t g_api;
+/* The table readers see is an immutable snapshot published through an atomic pointer: a refill
+ * fills a copy and publishes it whole (release; readers acquire), so no thread ever reads a
+ * pointer another thread is writing. Snapshots are never freed or changed once published (a
+ * reader may hold one for the rest of its call); a refill publishes only when it resolved
+ * something new, and there are only so many things to resolve (five queries and the range), so
+ * a fixed pool suffices. */
+#define API_SNAPSHOTS 8
+static gt_preload_api_t g_api_pool[API_SNAPSHOTS];
+static int g_api_used; /* snapshots taken from the pool, under g_api_mu */
+static _Atomic(const gt_preload_api_t *) g_api;
 static pthread_once_t g_api_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_api_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -106,45 +116,64 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
-/* Fill whatever is still missing: an application may load cuBLASLt first and cuBLAS later. */
-static void api_fill(void) {
-  if (!g_api.GetStream)
-    g_api.GetStream = (gt_preload_get_stream_fn)gt_preload_real_symbol(
+/* Fill whatever is still missing in a: an application may load cuBLASLt first and cuBLAS later. */
+static void api_fill(gt_preload_api_t *a) {
+  if (!a->GetStream)
+    a->GetStream = (gt_preload_get_stream_fn)gt_preload_real_symbol(
         GT_PRELOAD_LIB_CUBLAS, "cublasGetStream_v2", NULL);
-  if (!g_api.GetPointerMode)
-    g_api.GetPointerMode = (gt_preload_get_pointer_mode_fn)gt_preload_real_symbol(
+  if (!a->GetPointerMode)
+    a->GetPointerMode = (gt_preload_get_pointer_mode_fn)gt_preload_real_symbol(
         GT_PRELOAD_LIB_CUBLAS, "cublasGetPointerMode_v2", NULL);
-  if (!g_api.GetMathMode)
-    g_api.GetMathMode = (gt_preload_get_math_mode_fn)gt_preload_real_symbol(
+  if (!a->GetMathMode)
+    a->GetMathMode = (gt_preload_get_math_mode_fn)gt_preload_real_symbol(
         GT_PRELOAD_LIB_CUBLAS, "cublasGetMathMode", NULL);
-  if (!g_api.LtDescGet)
-    g_api.LtDescGet = (gt_preload_lt_desc_get_fn)gt_preload_real_symbol(
+  if (!a->LtDescGet)
+    a->LtDescGet = (gt_preload_lt_desc_get_fn)gt_preload_real_symbol(
         GT_PRELOAD_LIB_CUBLASLT, "cublasLtMatmulDescGetAttribute", NULL);
-  if (!g_api.LtLayoutGet)
-    g_api.LtLayoutGet = (gt_preload_lt_layout_get_fn)gt_preload_real_symbol(
+  if (!a->LtLayoutGet)
+    a->LtLayoutGet = (gt_preload_lt_layout_get_fn)gt_preload_real_symbol(
         GT_PRELOAD_LIB_CUBLASLT, "cublasLtMatrixLayoutGetAttribute", NULL);
   /* cuBLAS calls cublasLtMatmul internally, also from entry points the shim does not define
    * (cublasGemmBatchedEx, the _64 forms...). Those calls are cuBLAS's business: knowing where
    * libcublas is mapped lets cublasLtMatmul recognise them by their return address. */
-  if (g_api.GetStream && !g_api.cublas_hi) {
-    range_query_t q = {.addr = (uintptr_t)g_api.GetStream};
+  if (a->GetStream && !a->cublas_hi) {
+    range_query_t q = {.addr = (uintptr_t)a->GetStream};
     if (dl_iterate_phdr(find_range, &q)) {
-      g_api.cublas_lo = q.lo;
-      g_api.cublas_hi = q.hi;
+      a->cublas_lo = q.lo;
+      a->cublas_hi = q.hi;
     }
   }
 }
 
-static void api_resolve(void) { api_fill(); }
+/* Under g_api_mu: a copy of the current snapshot with what is missing filled, published when it
+ * differs (or when there is none yet). With the pool spent the current snapshot stays. */
+static const gt_preload_api_t *api_refresh_locked(void) {
+  const gt_preload_api_t *cur = atomic_load_explicit(&g_api, memory_order_acquire);
+  if (g_api_used == API_SNAPSHOTS) return cur;
+  gt_preload_api_t *next = &g_api_pool[g_api_used];
+  if (cur) *next = *cur;
+  api_fill(next);
+  if (cur && memcmp(next, cur, sizeof *next) == 0) return cur;
+  g_api_used++;
+  atomic_store_explicit(&g_api, next, memory_order_release);
+  return next;
+}
+
+static void api_resolve(void) {
+  pthread_mutex_lock(&g_api_mu);
+  (void)api_refresh_locked();
+  pthread_mutex_unlock(&g_api_mu);
+}
 
 const gt_preload_api_t *gt_preload_api(void) {
   pthread_once(&g_api_once, api_resolve);
-  return &g_api;
+  return atomic_load_explicit(&g_api, memory_order_acquire);
 }
 
 const gt_preload_api_t *gt_preload_api_refill(void) {
+  pthread_once(&g_api_once, api_resolve);
   pthread_mutex_lock(&g_api_mu);
-  api_fill();
+  const gt_preload_api_t *a = api_refresh_locked();
   pthread_mutex_unlock(&g_api_mu);
-  return &g_api;
+  return a;
 }

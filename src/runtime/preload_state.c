@@ -17,6 +17,39 @@ gt_preload_state_t gt_preload = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_
 
 _Thread_local int gt_preload_depth;
 
+/* ---- fork ----------------------------------------------------------------------------------
+ * A child forked while another thread of the parent held one of the shim's locks (the state's,
+ * an engine's, the query table's) would wait on it forever: fork copies the lock, not the thread
+ * that would release it. The parent's CUDA state does not survive a fork either, and only the
+ * parent reports at exit. So a child forked after the shim started passes every call straight
+ * to cuBLAS and never touches a lock or the state. A child forked before the shim's first call
+ * (a launcher, a pool created early) starts the shim afresh as any process does. */
+static _Atomic int g_started; /* shim_init has begun in this process */
+static _Atomic int g_forked;  /* this process is a child forked after that */
+
+static void after_fork_child(void) {
+  if (atomic_load(&g_started)) atomic_store(&g_forked, 1);
+}
+
+__attribute__((constructor)) static void register_fork_handler(void) {
+  (void)pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/* A path from the environment, or "" with one warning when it does not fit: a cut path would
+ * name another file. */
+static bool env_path(const char *var, char *out, size_t cap) {
+  const char *v = getenv(var);
+  out[0] = '\0';
+  if (!v || !*v) return false;
+  if (strlen(v) >= cap) {
+    gt_preload_say("%s is %zu characters long (at most %zu are taken); ignored, nothing is "
+                   "written there", var, strlen(v), cap - 1);
+    return false;
+  }
+  memcpy(out, v, strlen(v) + 1);
+  return true;
+}
+
 static bool env_flag(const char *name) {
   const char *v = getenv(name);
   return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 &&
@@ -27,18 +60,11 @@ static bool env_flag(const char *name) {
  * (shells, compilers) inherit LD_PRELOAD but never call cuBLAS, and should stay silent. */
 static void shim_init(void) {
   gt_preload_state_t *g = &gt_preload;
+  atomic_store(&g_started, 1);
   g->pid = getpid();
   g->log = env_flag("GEMMTUNE_LOG");
-  const char *cap = getenv("GEMMTUNE_CAPTURE");
-  if (cap && *cap) {
-    g->capture = true;
-    snprintf(g->capture_path, sizeof g->capture_path, "%s", cap);
-  }
-  const char *stats = getenv("GEMMTUNE_STATS");
-  if (stats && *stats) {
-    g->stats = true;
-    snprintf(g->stats_path, sizeof g->stats_path, "%s", stats);
-  }
+  g->capture = env_path("GEMMTUNE_CAPTURE", g->capture_path, sizeof g->capture_path);
+  g->stats = env_path("GEMMTUNE_STATS", g->stats_path, sizeof g->stats_path);
   gt_db_init(&g->db);
   const char *paths = getenv("GEMMTUNE_DB");
   if (paths && *paths) {
@@ -66,6 +92,7 @@ static void shim_init(void) {
 }
 
 bool gt_preload_active(void) {
+  if (atomic_load_explicit(&g_forked, memory_order_relaxed)) return false;
   pthread_once(&gt_preload.once, shim_init);
   return gt_preload.active;
 }

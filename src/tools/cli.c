@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -176,6 +177,10 @@ int gt_cli_problem_opt(const char *cmd, gt_cli_problem_t *cp, int id, const char
       if (id == PO_LDA) p->lda = v[0];
       if (id == PO_LDB) p->ldb = v[0];
       if (id == PO_LDC) p->ldc = v[0];
+      if (id == PO_SMS && v[0] > INT_MAX) { /* never cut to fit: 4294967298 is not 2 */
+        gt_cli_usage_error(cmd, "--sm-count %" PRId64 " is above the maximum %d", v[0], INT_MAX);
+        return -1;
+      }
       if (id == PO_SMS) p->sm_count = (int)v[0], cp->sms_given = true;
       return 1;
     case PO_BETA:

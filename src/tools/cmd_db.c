@@ -1,25 +1,35 @@
 /* gemmtune merge and gemmtune explain: the DB-level commands. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "core/gt_db.h"
+#include "core/gt_filelock.h"
 
 static const char k_merge_help[] =
-    "Usage: gemmtune merge A.db B.db [C.db...] -o OUT.db [--prefer first|last]\n\n"
-    "Merges tuned DBs left to right (shards of one sweep, or DBs from several runs). Rows for\n"
+    "Usage: gemmtune merge INPUT... -o OUT.db [--prefer first|last] [--mixed]\n\n"
+    "Merges tuned DBs (shards of one sweep, or DBs from several runs). An INPUT is a DB or a\n"
+    "folder, which stands for every *.db file in it; one input is enough (it is checked and\n"
+    "copied). Inputs are merged in the order of their paths, whatever order they are given in,\n"
+    "so the result is the same for every ordering. DBs from different devices or library\n"
+    "versions (the #device and #...-lib lines) are refused with both values named, unless\n"
+    "--mixed says the mix is meant (their rows differ in the key's device fields anyway). Rows for\n"
     "the same key are arbitrated only when they were measured the same way (same timing\n"
     "method): the faster row is kept and the choice is reported. Rows measured differently are\n"
     "not comparable: the merge stops with exit 65, lists both facts, and writes nothing, unless\n"
     "--prefer says which side wins. OUT is written atomically; it may be one of the inputs.\n\n"
     "  -o, --output OUT       the merged DB (required)\n"
     "  --prefer first|last    resolve conflicts in favour of the earlier or later input\n"
+    "  --mixed                merge DBs of different devices or library versions\n"
     "  -q, --quiet            report conflicts only\n\n";
 
 
 static const char k_merge_examples[] =
     "Examples:\n"
     "  gemmtune merge shard0.db shard1.db shard2.db -o tuned.db\n"
+    "  gemmtune merge parts/ -o tuned.db                           # every shard tune wrote there\n"
     "  gemmtune merge tuned.db new.db -o tuned.db --prefer last   # new facts win conflicts\n\n"
     "Exit status: 0; 64 usage; 65 malformed DB or a conflict (nothing written); 66 missing\n"
     "DB; 74 the output cannot be written.\n";
@@ -53,15 +63,106 @@ static void report(void *ctx, const char *line) {
   if (!r->quiet || strstr(line, "conflict")) fprintf(stderr, "%s\n", line);
 }
 
-enum { M_OUT = 'o', M_PREFER = 4000, M_HELP, M_QUIET = 'q' };
+enum { M_OUT = 'o', M_PREFER = 4000, M_HELP, M_MIXED, M_QUIET = 'q' };
+
+typedef struct inputs {
+  char **v;
+  size_t n, cap;
+} inputs_t;
+
+static bool inputs_add(inputs_t *in, const char *path) {
+  if (in->n == in->cap) {
+    size_t cap = in->cap ? 2 * in->cap : 16;
+    char **nv = realloc(in->v, cap * sizeof *nv);
+    if (!nv) return false;
+    in->v = nv, in->cap = cap;
+  }
+  return (in->v[in->n] = strdup(path)) ? (in->n++, true) : false;
+}
+
+static void inputs_free(inputs_t *in) {
+  for (size_t i = 0; i < in->n; i++) free(in->v[i]);
+  free(in->v);
+}
+
+static int cmp_path(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The inputs as paths: a folder stands for its *.db files. Sorted, duplicates dropped, so the
+ * merge does not depend on the order they were given in. Returns 0 or the exit code. */
+static int collect_inputs(int argc, char **argv, inputs_t *in) {
+  for (int i = optind; i < argc; i++) {
+    struct stat st;
+    if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      DIR *d = opendir(argv[i]);
+      if (!d) return gt_cli_fail("merge", gt_err_set(GT_ERR_IO, "%s: cannot read the folder", argv[i]));
+      size_t before = in->n;
+      struct dirent *e;
+      while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".db") != 0 || e->d_name[0] == '.') continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", argv[i], e->d_name);
+        struct stat fs;
+        if (stat(p, &fs) == 0 && S_ISREG(fs.st_mode) && !inputs_add(in, p)) break;
+      }
+      closedir(d);
+      if (in->n == before)
+        return gt_cli_fail("merge", gt_err_set(GT_ERR_NOT_FOUND, "%s: a folder with no *.db file",
+                                               argv[i]));
+      continue;
+    }
+    int rc = gt_cli_need_file("merge", NULL, argv[i]);
+    if (rc) return rc;
+    if (!inputs_add(in, argv[i])) return gt_cli_fail("merge", gt_err_set(GT_ERR_NOMEM, "out of memory"));
+  }
+  qsort(in->v, in->n, sizeof *in->v, cmp_path);
+  size_t w = 0;
+  for (size_t i = 0; i < in->n; i++) {
+    if (w && strcmp(in->v[w - 1], in->v[i]) == 0) {
+      free(in->v[i]);
+      continue;
+    }
+    in->v[w++] = in->v[i];
+  }
+  in->n = w;
+  return 0;
+}
+
+/* Validators that say what the rows were measured on: mixing them is refused unless --mixed. */
+static bool identity_validator(const char *name) {
+  size_t l = strlen(name);
+  return strcmp(name, "device") == 0 || (l > 4 && strcmp(name + l - 4, "-lib") == 0);
+}
+
+/* GT_OK when every input was measured on the same device with the same libraries (a validator
+ * missing from an input does not count), else GT_ERR_CONFLICT naming the two values. */
+static gt_status_t same_identity(gt_db_t *dbs, char **paths, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    for (size_t v = 0; v < dbs[i].nval; v++) {
+      const gt_db_validator_t *x = &dbs[i].validators[v];
+      if (!identity_validator(x->name)) continue;
+      for (size_t j = 0; j < i; j++) {
+        const char *y = gt_db_get_validator(&dbs[j], x->name);
+        if (y && strcmp(y, x->value) != 0)
+          return gt_err_set(GT_ERR_CONFLICT,
+                            "#%s differs: '%s' in %s, '%s' in %s (--mixed merges them anyway)",
+                            x->name, y, paths[j], x->value, paths[i]);
+      }
+    }
+  return GT_OK;
+}
 
 int gt_cmd_merge(int argc, char **argv) {
   static const struct option opts[] = {{"output", required_argument, 0, M_OUT},
                                        {"prefer", required_argument, 0, M_PREFER},
                                        {"quiet", no_argument, 0, M_QUIET},
+                                       {"mixed", no_argument, 0, M_MIXED},
                                        {"help", no_argument, 0, M_HELP},
                                        {0, 0, 0, 0}};
   const char *out = NULL;
+  bool mixed = false;
   int prefer = 0; /* 0 none (strict), 1 first, 2 last */
   report_ctx_t rc = {false};
   int c;
@@ -70,6 +171,7 @@ int gt_cmd_merge(int argc, char **argv) {
     if (c == 'h' || c == M_HELP) return printf("%s%s", k_merge_help, k_merge_examples), 0;
     if (c == M_OUT) out = optarg;
     else if (c == M_QUIET) rc.quiet = true;
+    else if (c == M_MIXED) mixed = true;
     else if (c == M_PREFER) {
       if (!strcmp(optarg, "first")) prefer = 1;
       else if (!strcmp(optarg, "last")) prefer = 2;
@@ -79,38 +181,53 @@ int gt_cmd_merge(int argc, char **argv) {
     }
   }
   if (!out) return gt_cli_usage_error("merge", "-o OUT is required");
-  if (argc - optind < 2) return gt_cli_usage_error("merge", "give at least two DBs to merge");
+  if (argc - optind < 1) return gt_cli_usage_error("merge", "give the DBs (or a folder of them) to merge");
+  inputs_t in = {0};
+  int crc = collect_inputs(argc, argv, &in);
+  if (crc) return inputs_free(&in), crc;
+  /* Merges into one OUT (OUT among the inputs: `merge OUT shard.db -o OUT`, from many processes
+   * at once) must each see the others' rows: the lock on OUT's directory is held from before
+   * the inputs are read until OUT is written, the lock tune's updates take too. */
+  int lfd;
+  gt_status_t ls = gt_file_lock_dir(out, gt_file_lock_timeout_s(60.0), &lfd);
+  if (ls != GT_OK) return inputs_free(&in), gt_cli_fail("merge", ls);
   /* Read every input first: a malformed one stops the merge before anything is written. */
-  int n = argc - optind;
-  for (int i = 0; i < n; i++) {
-    int rc2 = gt_cli_need_file("merge", NULL, argv[optind + i]);
-    if (rc2) return rc2;
-  }
+  int n = (int)in.n;
   gt_db_t *dbs = calloc((size_t)n, sizeof *dbs);
+  if (!dbs) {
+    gt_file_unlock_dir(lfd);
+    inputs_free(&in);
+    return gt_cli_fail("merge", gt_err_set(GT_ERR_NOMEM, "out of memory"));
+  }
   for (int i = 0; i < n; i++) {
     gt_db_init(&dbs[i]);
-    gt_status_t s = gt_db_read(argv[optind + i], &dbs[i]);
+    gt_status_t s = gt_db_read(in.v[i], &dbs[i]);
     if (s != GT_OK) {
       for (int j = 0; j <= i; j++) gt_db_free(&dbs[j]);
       free(dbs);
+      gt_file_unlock_dir(lfd);
+      inputs_free(&in);
       return gt_cli_fail("merge", s);
     }
   }
-  gt_status_t s = GT_OK;
+  gt_status_t s = mixed ? GT_OK : same_identity(dbs, in.v, (size_t)n);
   for (int i = 1; i < n && s == GT_OK; i++)
     s = gt_db_merge(&dbs[0], &dbs[i], prefer == 0, prefer == 2, report, &rc);
   int code = 0;
   if (s != GT_OK) {
     code = gt_cli_fail("merge", s);
     if (s == GT_ERR_CONFLICT)
-      fprintf(stderr, "gemmtune merge: nothing written; --prefer first|last resolves conflicts\n");
+      fprintf(stderr, "gemmtune merge: nothing written%s\n",
+                      strstr(gt_err_msg(), "--mixed") ? "" : "; --prefer first|last resolves conflicts");
   } else if ((s = gt_db_write(&dbs[0], out)) != GT_OK) {
     code = gt_cli_fail("merge", s);
   } else if (!rc.quiet) {
     printf("merged %d DBs into %s (%zu rows)\n", n, out, dbs[0].n);
   }
+  gt_file_unlock_dir(lfd);
   for (int i = 0; i < n; i++) gt_db_free(&dbs[i]);
   free(dbs);
+  inputs_free(&in);
   return code;
 }
 
@@ -274,6 +391,14 @@ int gt_cmd_explain(int argc, char **argv) {
     default_device(&db, &cs, &k, strstr(argv[i], "arch=") != NULL,
                    strstr(argv[i], "sm_count=") != NULL);
     gt_problem_fill_lds(&k);
+    /* A KEY is data: one no GEMM can have (a footprint past 64 bits) is exit 65 naming the key
+     * and the field. */
+    if (gt_problem_validate(&k) != GT_OK) {
+      if (eo.fmt != GT_FMT_TABLE) gt_table_end(&eo.t);
+      gt_db_free(&db);
+      fprintf(stderr, "gemmtune explain: key %d: %s\n", i - optind, gt_err_msg());
+      return EX_DATAERR_;
+    }
     misses += explain_one(&eo, &db, &k);
   }
   if (eo.fmt != GT_FMT_TABLE) gt_table_end(&eo.t);

@@ -8,7 +8,9 @@
  * restarts the shape without it. The supervisor itself never initialises CUDA, so forking stays
  * legal. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +19,7 @@
 
 #include "cli.h"
 #include "core/gt_db.h"
+#include "core/gt_filelock.h"
 #include "core/gt_shapes.h"
 #include "core/gt_shard.h"
 #include "search/gt_isolate.h"
@@ -306,26 +309,27 @@ static int pick_backend_forked(gt_cli_search_t *cs, gt_device_info_t *dev) {
 }
 
 /* ---- journal ------------------------------------------------------------------------------ */
-static char **journal_read(const char *path, size_t *n) {
-  *n = 0;
-  FILE *f = fopen(path, "r");
-  if (!f) return NULL;
-  char **keys = NULL;
-  size_t cap = 0;
+/* The keys a journal lists as finished, appended to *keys (*n of them, capacity *cap). A torn
+ * last line is a shape that was not finished. */
+static void journal_read(FILE *f, char ***keys, size_t *n, size_t *cap) {
   char *line = NULL;
   size_t lcap = 0;
   ssize_t len;
   while ((len = getline(&line, &lcap, f)) > 0) {
-    if (line[len - 1] != '\n') break; /* torn last line: that shape was not finished */
+    if (line[len - 1] != '\n') break;
     char *tab = strchr(line, '\t');
     if (!tab) continue;
     *tab = '\0';
-    if (*n == cap) keys = realloc(keys, (cap = cap ? cap * 2 : 64) * sizeof *keys);
-    keys[(*n)++] = strdup(line);
+    if (*n == *cap) {
+      size_t nc = *cap ? *cap * 2 : 64;
+      char **nk = realloc(*keys, nc * sizeof *nk);
+      if (!nk) break;
+      *keys = nk, *cap = nc;
+    }
+    if (!((*keys)[*n] = strdup(line))) break;
+    (*n)++;
   }
   free(line);
-  fclose(f);
-  return keys;
 }
 
 /* ---- the run ------------------------------------------------------------------------------ */
@@ -347,10 +351,12 @@ typedef struct tune_run {
   gt_shapes_t sh;
   size_t merged;
   gt_db_t db;
-  char journal[1024];
-  FILE *jf;
+  char journal[1024]; /* this run's own journal, OUT.journal.PID, created at its first entry */
+  FILE *jf;           /* open (and locked, which marks the run live) once created */
   char **done;
-  size_t ndone;
+  size_t ndone, done_cap;
+  char **stale;       /* journals of dead runs: read by --resume, removed when this run completes */
+  size_t nstale;
   /* results */
   gt_table_t t;
   size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed;
@@ -528,6 +534,193 @@ static void use_app_libs(tune_run_t *r) {
   gt_cli_set_lib_validators(&r->db, &used);
 }
 
+/* ---- journal files and DB updates ---------------------------------------------------------
+ * Several runs may tune into one DB at once (shards, disjoint shapes files): every update of the
+ * DB takes the lock on its directory (gt_file_lock_dir), re-reads the file, puts the row into
+ * what is on disk now and writes that back, so no run's rows replace another's. Each run has its
+ * own journal, OUT.journal.PID, created at its first finished shape (a run killed before one
+ * leaves none) and locked for as long as the run lives: a journal nobody holds belongs to a
+ * dead run, which --resume continues and a fresh run replaces. The lock is a POSIX record lock
+ * (fcntl), which belongs to the process and is not inherited by the shape workers it forks, so a
+ * killed run's journal reads as dead even while a worker of it finishes. Journals are created,
+ * scanned and removed only under the directory lock. */
+#define TUNE_LOCK_TIMEOUT_S 60.0
+
+/* Take (type F_WRLCK) or probe for (F_RDLCK) the record lock on the whole journal fd. */
+static bool journal_lock(int fd, short type) {
+  struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  return fcntl(fd, F_SETLK, &l) == 0;
+}
+
+/* Whether name is one of OUT's journals: "BASE.journal" (older runs) or "BASE.journal.PID". */
+static bool is_journal_name(const char *name, const char *base) {
+  size_t bl = strlen(base);
+  if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".journal", 8) != 0) return false;
+  const char *t = name + bl + 8;
+  if (!*t) return true;
+  if (*t++ != '.' || !*t) return false;
+  for (; *t; t++)
+    if (*t < '0' || *t > '9') return false;
+  return true;
+}
+
+static void stale_add(tune_run_t *r, const char *path) {
+  char **ns = realloc(r->stale, (r->nstale + 1) * sizeof *ns);
+  if (!ns) return;
+  r->stale = ns;
+  if ((r->stale[r->nstale] = strdup(path))) r->nstale++;
+}
+
+/* Under the directory lock: find the journals of dead runs (no flock holder). With --resume
+ * their finished keys are read; without, they are removed (this run starts over). Journals of
+ * live runs are left alone: they belong to runs that are still going. */
+static void journal_scan_locked(tune_run_t *r) {
+  char dir[1024];
+  if (!gt_file_dirname(r->out, dir, sizeof dir)) return;
+  const char *slash = strrchr(r->out, '/');
+  const char *base = slash ? slash + 1 : r->out;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  size_t removed = 0;
+  while ((e = readdir(d))) {
+    if (!is_journal_name(e->d_name, base)) continue;
+    char path[2048];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !journal_lock(fd, F_RDLCK)) {
+      close(fd); /* not a plain file, or a live run's */
+      continue;
+    }
+    if (r->resume) {
+      FILE *f = fdopen(fd, "r");
+      if (f) {
+        journal_read(f, &r->done, &r->ndone, &r->done_cap);
+        fclose(f);
+      } else {
+        close(fd);
+      }
+      stale_add(r, path);
+    } else {
+      close(fd);
+      if (unlink(path) == 0) removed++;
+    }
+  }
+  closedir(d);
+  if (removed && r->fmt == GT_FMT_TABLE)
+    fprintf(stderr, "gemmtune tune: %s has a journal of an interrupted run; starting over "
+                    "(--resume would continue it)\n", r->out);
+}
+
+/* The journals of earlier runs, before anything is tuned. */
+static int journal_start(tune_run_t *r) {
+  /* The writer refuses a symlink at the DB (gt_fileio.h); say so before any shape is tuned. */
+  struct stat lst;
+  if (lstat(r->out, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    fprintf(stderr, "gemmtune tune: %s is a symbolic link; not replaced (give the file it points "
+                    "at by its own name)\n", r->out);
+    return EX_IOERR_;
+  }
+  snprintf(r->journal, sizeof r->journal, "%s.journal.%ld", r->out, (long)getpid());
+  int lfd;
+  gt_status_t s = gt_file_lock_dir(r->out, gt_file_lock_timeout_s(TUNE_LOCK_TIMEOUT_S), &lfd);
+  if (s != GT_OK) return gt_cli_fail("tune", s);
+  journal_scan_locked(r);
+  gt_file_remove_stale_temps(r->out); /* a killed run's half-written DB copy */
+  gt_file_unlock_dir(lfd);
+  return -1;
+}
+
+/* Create this run's journal (under the directory lock, so no scan can take it for a dead one
+ * between its creation and its flock). O_NOFOLLOW: a link planted at the name is not followed;
+ * a leftover of a dead run with this pid is taken over (its entries are as true as ours). */
+static gt_status_t journal_create(tune_run_t *r) {
+  int lfd;
+  gt_status_t s = gt_file_lock_dir(r->out, gt_file_lock_timeout_s(TUNE_LOCK_TIMEOUT_S), &lfd);
+  if (s != GT_OK) return s;
+  int fd = open(r->journal, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+  struct stat st;
+  if (fd < 0) {
+    s = gt_err_set(GT_ERR_IO, "cannot write journal %s: %s", r->journal, strerror(errno));
+  } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !journal_lock(fd, F_WRLCK)) {
+    s = gt_err_set(GT_ERR_IO, "cannot write journal %s: not a file of this run", r->journal);
+  } else if (!(r->jf = fdopen(fd, "a"))) {
+    s = gt_err_set(GT_ERR_IO, "cannot write journal %s: %s", r->journal, strerror(errno));
+  }
+  if (s != GT_OK && fd >= 0 && !r->jf) close(fd);
+  gt_file_unlock_dir(lfd);
+  return s;
+}
+
+/* One finished shape into the journal, on disk before the next shape starts. */
+static void journal_append(tune_run_t *r, const char *key, const char *outcome,
+                           const char *winner) {
+  if (!r->jf && journal_create(r) != GT_OK) {
+    fprintf(stderr, "gemmtune tune: %s (--resume cannot skip this shape)\n", gt_err_msg());
+    return;
+  }
+  fprintf(r->jf, "%s\t%s\t%s\n", key, outcome, winner);
+  fflush(r->jf);
+  fsync(fileno(r->jf));
+}
+
+/* Close this run's journal; the file stays for --resume until journal_remove. */
+static void journal_close(tune_run_t *r) {
+  if (r->jf) fclose(r->jf);
+  r->jf = NULL;
+}
+
+/* The run completed: its journal and the dead runs' journals it continued are done with. */
+static void journal_remove(tune_run_t *r) {
+  journal_close(r);
+  unlink(r->journal);
+  for (size_t i = 0; i < r->nstale; i++) {
+    unlink(r->stale[i]);
+    free(r->stale[i]);
+  }
+  free(r->stale);
+  r->stale = NULL;
+  r->nstale = 0;
+}
+
+/* Put row (may be NULL: only the validators) into the DB as it is on disk now, under the
+ * directory lock, and write it back; r->db becomes that DB. A DB someone made unreadable since
+ * the run started is refused, never overwritten (GT_ERR_DATA); r->db is then unchanged. */
+static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row) {
+  int lfd;
+  gt_status_t s = gt_file_lock_dir(r->out, gt_file_lock_timeout_s(TUNE_LOCK_TIMEOUT_S), &lfd);
+  if (s != GT_OK) return s;
+  gt_db_t now;
+  s = gt_db_read(r->out, &now);
+  if (s == GT_ERR_NOT_FOUND) {
+    gt_db_init(&now);
+    s = GT_OK;
+  }
+  if (s == GT_OK) {
+    char when[32];
+    time_t tt = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
+    /* This run's validators (version, device, the application's libraries) over the file's. */
+    for (size_t v = 0; v < r->db.nval && s == GT_OK; v++)
+      s = gt_db_set_validator(&now, r->db.validators[v].name, r->db.validators[v].value);
+    if (s == GT_OK) s = gt_db_set_validator(&now, "gemmtune", GT_VERSION);
+    if (s == GT_OK) s = gt_db_set_validator(&now, "device", r->dev.name);
+    if (s == GT_OK) s = gt_db_set_validator(&now, "updated", when);
+    if (row) s = gt_db_put(&now, row);
+  }
+  if (s == GT_OK) s = gt_db_write(&now, r->out);
+  gt_file_unlock_dir(lfd);
+  if (s == GT_OK) {
+    gt_db_free(&r->db);
+    r->db = now;
+  } else {
+    gt_db_free(&now);
+  }
+  return s;
+}
+
 /* Read every input strictly (device, shapes, the existing DB, the journal) before anything is
  * written. Returns -1 to go on, else the exit code; on an error nothing is left open. */
 static int open_inputs(tune_run_t *r) {
@@ -551,17 +744,10 @@ static int open_inputs(tune_run_t *r) {
       return gt_status_exit_code(s);
     }
   }
-  snprintf(r->journal, sizeof r->journal, "%s.journal", r->out);
-  if (r->resume) r->done = journal_read(r->journal, &r->ndone);
-  else if (access(r->journal, F_OK) == 0 && r->fmt == GT_FMT_TABLE)
-    fprintf(stderr, "gemmtune tune: %s exists from an interrupted run; starting over "
-                    "(--resume would continue it)\n", r->journal);
-  r->jf = fopen(r->journal, r->resume ? "a" : "w");
-  if (!r->jf) {
+  if ((rc = journal_start(r)) >= 0) {
     gt_shapes_free(&r->sh);
     gt_db_free(&r->db);
-    fprintf(stderr, "gemmtune tune: cannot write journal %s: %s\n", r->journal, strerror(errno));
-    return EX_IOERR_;
+    return rc;
   }
   char now[32];
   time_t tt = time(NULL);
@@ -636,8 +822,7 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
   } else if (have_row) {
     outcome = "improved";
     r->n_improved++;
-    gt_status_t ps = gt_db_put(&r->db, row);
-    if (ps == GT_OK) ps = gt_db_write(&r->db, r->out);
+    gt_status_t ps = db_update(r, row);
     if (ps != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
       r->exit_code = gt_status_exit_code(ps);
@@ -695,9 +880,7 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
     gt_table_row(&r->t, cells);
   }
   /* Journal after the DB write: a shape is 'done' only once its row is safely on disk. */
-  fprintf(r->jf, "%s\t%s\t%s\n", key, outcome, winner);
-  fflush(r->jf);
-  fsync(fileno(r->jf));
+  journal_append(r, key, outcome, winner);
 }
 
 /* Tune every shape left to this run, in file order; stops early only when the DB cannot be
@@ -737,13 +920,13 @@ static void tune_shapes(tune_run_t *r) {
  * Returns the exit code. */
 static int finish(tune_run_t *r) {
   bool completed = r->exit_code == 0 || r->exit_code == 1;
-  fclose(r->jf);
-  if (r->cs.so.estimate_only) unlink(r->journal);
+  journal_close(r);
+  if (r->cs.so.estimate_only) journal_remove(r);
   if (r->fmt != GT_FMT_TABLE) gt_table_end(&r->t);
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
    * which device and version it was established. */
   if (completed && r->db.n == 0 && !r->cs.so.estimate_only && (r->n_tuned || r->shard_n > 1)) {
-    gt_status_t ws = gt_db_write(&r->db, r->out);
+    gt_status_t ws = db_update(r, NULL);
     if (ws != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
       r->exit_code = gt_status_exit_code(ws);
@@ -763,7 +946,7 @@ static int finish(tune_run_t *r) {
             r->est_total + r->est_race, r->est_total, r->est_race, r->cs.so.rounds);
   else
     fprintf(sf, "DB: %s (%zu rows)\n", r->out, r->db.n);
-  if (completed) unlink(r->journal);
+  if (completed) journal_remove(r);
   for (size_t d = 0; d < r->ndone; d++) free(r->done[d]);
   free(r->done);
   gt_shapes_free(&r->sh);

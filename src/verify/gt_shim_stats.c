@@ -42,10 +42,14 @@ void gt_shim_stats_free(gt_shim_stats_t *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Counters of rows that combine saturate rather than wrap: a wrapped sum could read as fewer
+ * calls than hits, or as a key that was hardly called. */
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 static gt_status_t add_unkeyed(gt_shim_stats_t *s, const char *entry, uint64_t calls) {
   for (size_t i = 0; i < s->nu; i++)
     if (strcmp(s->u[i].entry, entry) == 0) {
-      s->u[i].calls += calls;
+      s->u[i].calls = sat_add(s->u[i].calls, calls);
       return GT_OK;
     }
   if (s->nu == s->capu) {
@@ -161,8 +165,8 @@ static int explain_rank(gt_shim_decision_t d) {
 static gt_status_t add_key(gt_shim_stats_t *s, const gt_shim_key_t *k) {
   gt_shim_key_t *d = find(s, &k->key);
   if (!d) return push(s, k);
-  d->calls += k->calls;
-  d->hits += k->hits;
+  d->calls = sat_add(d->calls, k->calls);
+  d->hits = sat_add(d->hits, k->hits);
   if (explain_rank(k->decision) > explain_rank(d->decision)) d->decision = k->decision;
   if (!d->instance[0] && k->instance[0]) {
     snprintf(d->provider, sizeof d->provider, "%s", k->provider);

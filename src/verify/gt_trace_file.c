@@ -395,21 +395,24 @@ static int severity(gt_trace_state_t s) {
   return s == GT_TRACE_UNVERIFIED ? 2 : s == GT_TRACE_INCOMPLETE ? 1 : 0;
 }
 
+/* Merged counters saturate rather than wrap (traces of many processes, or a crafted file). */
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 gt_status_t gt_trace_merge(gt_trace_t *dst, const gt_trace_t *src) {
   for (size_t i = 0; i < src->n; i++) {
     const gt_trace_kernel_t *k = &src->k[i];
     gt_trace_kernel_t *r = row_for(dst, k->name);
     if (!r) return GT_ERR_NOMEM;
-    r->calls += k->calls;
-    r->total_ns += k->total_ns;
+    r->calls = sat_add(r->calls, k->calls);
+    r->total_ns = sat_add(r->total_ns, k->total_ns);
     if (k->calls && k->min_ns < r->min_ns) r->min_ns = k->min_ns;
     if (k->max_ns > r->max_ns) r->max_ns = k->max_ns;
-    r->graph_launches += k->graph_launches;
+    r->graph_launches = sat_add(r->graph_launches, k->graph_launches);
     r->stream_count += k->stream_count;
   }
-  dst->records += src->records;
-  dst->dropped += src->dropped;
-  dst->total_ns += src->total_ns;
+  dst->records = sat_add(dst->records, src->records);
+  dst->dropped = sat_add(dst->dropped, src->dropped);
+  dst->total_ns = sat_add(dst->total_ns, src->total_ns);
   dst->files += src->files ? src->files : 1;
   dst->pid = dst->files > 1 ? 0 : src->pid;
   if (severity(src->state) > severity(dst->state)) {

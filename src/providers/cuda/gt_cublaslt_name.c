@@ -253,6 +253,15 @@ gt_status_t gt_cublaslt_name_parse(const char *name, gt_cublaslt_config_t *out) 
       return bad(name, tok, "expected is<N>, N >= 1 (or nothing for inner shape 0)");
     c.inner_shape = (uint32_t)v;
   }
+  /* One config, one name: an id the tables know is spelled by its dimensions (clid2 is cl1x1),
+   * and whatever else parses must be exactly what format writes back, or two DB rows could name
+   * one config differently and a lookup by name would miss. */
+  char canon[256];
+  if (gt_cublaslt_name_format(&c, canon, sizeof canon) != GT_OK)
+    return gt_err_set(GT_ERR_DATA, "cuBLASLt name '%s': not a valid configuration", name);
+  if (strcmp(canon, name) != 0)
+    return gt_err_set(GT_ERR_DATA, "cuBLASLt name '%s' is not the canonical spelling '%s'", name,
+                      canon);
   *out = c;
   return GT_OK;
 }

@@ -38,6 +38,7 @@
 
 #include <cupti.h>
 
+#include "core/gt_fileio.h"
 #include "verify/gt_trace_file.h"
 
 #define TRACE_EXPORT __attribute__((visibility("default")))
@@ -107,26 +108,36 @@ static const char *cupti_err(CUptiResult r) {
 
 /* ---- the file -------------------------------------------------------------------------------- */
 
-static void trace_path(char *out, size_t cap) {
+/* The trace's path: GEMMTUNE_TRACE with "%p" replaced by the process id. False when it does not
+ * fit (a cut path would name another file). */
+static bool trace_path(char *out, size_t cap) {
   size_t o = 0;
-  for (const char *p = g.path_tpl; *p && o + 1 < cap; p++) {
+  for (const char *p = g.path_tpl; *p; p++) {
+    char pid[24];
+    const char *piece = p;
+    size_t pl = 1;
     if (p[0] == '%' && p[1] == 'p') {
-      o += (size_t)snprintf(out + o, cap - o, "%ld", (long)getpid());
-      if (o >= cap) o = cap - 1;
+      snprintf(pid, sizeof pid, "%ld", (long)getpid());
+      piece = pid, pl = strlen(pid);
       p++;
-    } else {
-      out[o++] = *p;
     }
+    if (o + pl >= cap) return false;
+    memcpy(out + o, piece, pl);
+    o += pl;
   }
-  out[o < cap ? o : cap - 1] = '\0';
+  out[o] = '\0';
+  return true;
 }
 
-/* Write the trace to a temp file next to the target and rename it over, so a reader never sees
- * half a file. Called with g.mu held. */
+/* Write the trace with the atomic writer (core/gt_fileio.h): a temp file created exclusively
+ * next to the target (never through a planted link), renamed over it, so a reader never sees
+ * half a file; a symlink or a non-file at the target is refused. Called with g.mu held. */
 static void write_trace_locked(void) {
-  char path[4096], tmp[4200];
-  trace_path(path, sizeof path);
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  char path[4096];
+  if (!trace_path(path, sizeof path)) {
+    note("GEMMTUNE_TRACE is longer than %zu characters; no trace written", sizeof path - 1);
+    return;
+  }
   g.trace.pid = (long)getpid();
   size_t len = 0;
   char *text = gt_trace_format(&g.trace, &len);
@@ -134,19 +145,7 @@ static void write_trace_locked(void) {
     note("out of memory formatting the trace; %s not written", path);
     return;
   }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  bool ok = fd >= 0;
-  for (size_t off = 0; ok && off < len;) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w <= 0) ok = false;
-    else off += (size_t)w;
-  }
-  if (fd >= 0 && close(fd) != 0) ok = false;
-  if (ok && rename(tmp, path) != 0) ok = false;
-  if (!ok) {
-    note("cannot write %s", path);
-    unlink(tmp);
-  }
+  if (gt_file_write_atomic(path, text, len) != GT_OK) note("cannot write the trace: %s", gt_err_msg());
   free(text);
 }
 
@@ -329,6 +328,10 @@ TRACE_EXPORT int InitializeInjection(void) {
   if (!path || !*path) return 1;
   g.started = true;
   g.pid = getpid();
+  if (strlen(path) >= sizeof g.path_tpl) { /* a cut path would name another file */
+    note("GEMMTUNE_TRACE is longer than %zu characters; not tracing", sizeof g.path_tpl - 1);
+    return 1;
+  }
   snprintf(g.path_tpl, sizeof g.path_tpl, "%s", path);
   gt_trace_init(&g.trace);
   pthread_mutex_lock(&g.mu);
