@@ -6,12 +6,23 @@
  * `--rounds` interleaved rounds (the order rotating every round) and compared by median.
  *
  *   kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N] [--filter TEXT]
- *                 [--tokens LIST] [--layout tn|nn|nt|tt]
+ *                 [--tokens LIST] [--layout tn|nn|nt|tt] [--epilogue NAME]
  *
  * --layout re-lays every shape out in that BLAS layout (same m = out, n = tokens, k = in; packed
  * leading dimensions) and races cuBLAS and the own instances of that layout: tn is the nn.Linear
  * call the shapes files describe, nn has the weights M-major (x @ W with W stored [in, out]),
  * nt and tt have the tokens N-major.
+ *
+ * --epilogue bias (or relu, bias_relu, gelu, bias_gelu; none is the default) gives every shape's
+ * key that epilogue and races it as a cublasLtMatmul call (entry point cublasLtMatmul, providers
+ * cublaslt and kernels): the baseline is cublaslt_heuristic_ws1048576, the application's own Lt
+ * call with its bias epilogue (PyTorch's F.linear with a bias), and the own candidates are the
+ * epilogue twins. cuBLASLt's heuristic configurations race too; the finalists are widened by
+ * their number so --finalists own candidates are still re-timed. Then the cost of the fused
+ * epilogue: the best twin and its plain instance, the plain one on the same shape without the
+ * epilogue, each loaded in a bench of its own in this process and timed in --rounds interleaved
+ * rounds (the order alternating) with the same launches per sample; the row prints both medians
+ * and twin / plain, the summary their geomean.
  *
  * Prints per shape: cuBLAS us, best own us and its name, ratio (cuBLAS / own), achieved GB/s of
  * the best own kernel (fewest bytes: A, B, D once), and at the end the geomean of max(1, ratio)
@@ -21,7 +32,8 @@
  * floor of the 9 us rows.
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every candidate that passed the gate, with its quick time and,
- * for the baseline and the finalists, its re-timed median). */
+ * for the baseline and the finalists, its re-timed median); with --epilogue the baseline's
+ * columns are named lt_* and the fused-cost columns are appended. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -33,13 +45,20 @@
 #include "core/gt_shapes.h"
 #include "core/gt_stats.h"
 #include "harness/gt_harness.h"
+#include "kernels/gt_kernel_name.h"
 #include "providers/gt_provider.h"
 #include "search/gt_search.h"
 
 typedef struct opts {
   const char *shapes, *out, *filter, *tokens, *layout;
   int rounds, finalists;
+  gt_epilogue_t epilogue; /* --epilogue: GT_EPI_NONE races cublasGemmEx as before */
 } opts_t;
+
+/* The baseline's name in the table, the summary and the CSV header. */
+static const char *base_label(const opts_t *o) {
+  return o->epilogue != GT_EPI_NONE ? "lt" : "cublas";
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -47,9 +66,28 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void usage(void) {
-  fprintf(stderr, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
-                  " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]\n");
+static void usage(FILE *f) {
+  fprintf(f, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
+             " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]"
+             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu]\n");
+}
+
+static void help(void) {
+  usage(stdout);
+  printf("\nOwn kernels against the application's path on decode shapes, raced through the search\n"
+         "driver on the CUDA harness (cold, CUDA-graph replays, interleaved re-timing).\n\n"
+         "  --shapes FILE    shapes to race (default bench/decode_shapes.csv)\n"
+         "  --out DIR        write kernels_bench.csv and kernels_bench_candidates.csv (default $OUT)\n"
+         "  --rounds N       interleaved re-timing rounds (default 9)\n"
+         "  --finalists N    own candidates re-timed against the baseline (default 4)\n"
+         "  --filter TEXT    only shapes whose label contains TEXT\n"
+         "  --tokens LIST    only these token counts\n"
+         "  --layout L       re-lay every shape out as tn, nn, nt or tt\n"
+         "  --epilogue E     give every key epilogue E and race it as a cublasLtMatmul call (the\n"
+         "                   baseline is cublaslt_heuristic_ws1048576, the own candidates the\n"
+         "                   epilogue twins), and time the fused epilogue's cost: the best twin\n"
+         "                   against its plain instance on the same shape without it (none: the\n"
+         "                   cublasGemmEx race, the default)\n");
 }
 
 static bool tokens_selected(const char *list, int64_t n) {
@@ -61,17 +99,45 @@ static bool tokens_selected(const char *list, int64_t n) {
   return false;
 }
 
+/* The cost of the fused epilogue on one shape (--epilogue): the best twin on the epilogue key and
+ * its plain instance on the same key without the epilogue, timed in interleaved rounds. */
+typedef struct fused_cost {
+  bool ok;
+  char plain[GT_NAME_MAX];
+  gt_summary_t twin_t, plain_t;
+} fused_cost_t;
+
 /* The race of one shape, as the table and the CSV files report it. */
 typedef struct shape_race {
   gt_search_result_t r;
-  const gt_cand_result_t *base; /* cuBLAS */
+  const gt_cand_result_t *base; /* cuBLAS, or with --epilogue the cublasLtMatmul call */
   const gt_cand_result_t *best; /* the fastest re-timed own candidate, NULL none */
   int own_raced;                /* own candidates that passed the gate and have a quick time */
   int own_gate_failed;          /* own candidates that failed to load, run or pass the gate
                                    before the race */
+  fused_cost_t fused;           /* --epilogue only */
 } shape_race_t;
 
 static bool passed_gate(const gt_cand_result_t *c) { return c->gated && c->gate.passed; }
+
+static bool is_own(const gt_cand_result_t *c) {
+  return c->cand.provider && strcmp(c->cand.provider->name, "kernels") == 0;
+}
+
+/* How many candidates besides its baseline call cuBLASLt lists for p (its heuristic's top
+ * configurations): with --epilogue they race beside the own ones. */
+static int lt_extra(const gt_problem_t *p) {
+  const gt_provider_t *lt = gt_provider_find("cublaslt");
+  if (!lt || gt_provider_ready(lt) != GT_OK) return 0;
+  gt_cand_list_t l = {0};
+  gt_enum_opts_t eo = {.entry = GT_ENTRY_LTMATMUL};
+  int n = 0;
+  if (lt->enumerate(p, &eo, &l) == GT_OK)
+    for (size_t i = 0; i < l.n; i++) n += !l.v[i].excluded && !l.v[i].is_baseline;
+  gt_cand_list_free(&l);
+  gt_err_clear();
+  return n;
+}
 
 /* Race p's candidates through the search driver. false (message printed) when the shape could
  * not be raced; sr->r is freed then. */
@@ -83,6 +149,13 @@ static bool race_shape(const gt_shape_t *sh, const gt_problem_t *p, const opts_t
   so.providers = "cublas,kernels";
   so.rounds = o->rounds;
   so.finalists = o->finalists;
+  if (o->epilogue != GT_EPI_NONE) {
+    /* The application's own cublasLtMatmul call with the epilogue is the baseline
+     * (cublaslt_heuristic_ws<1 MiB>, PyTorch's workspace when the shapes file does not say). */
+    so.entry = GT_ENTRY_LTMATMUL;
+    so.providers = "cublaslt,kernels";
+    so.finalists = o->finalists + lt_extra(p);
+  }
   /* Every candidate's quick time is one careful sample and every candidate is gated, so the
    * candidates file lists each gated candidate with a time that is as good as any sample. */
   so.prune_fraction = 1;
@@ -101,7 +174,7 @@ static bool race_shape(const gt_shape_t *sh, const gt_problem_t *p, const opts_t
   sr->base = &sr->r.c[sr->r.baseline];
   for (size_t i = 0; i < sr->r.n; i++) {
     const gt_cand_result_t *c = &sr->r.c[i];
-    if ((int)i == sr->r.baseline || c->disp == GT_DISP_EXCLUDED) continue;
+    if ((int)i == sr->r.baseline || c->disp == GT_DISP_EXCLUDED || !is_own(c)) continue;
     if (c->disp == GT_DISP_FAILED_GATE || (c->disp == GT_DISP_FAILED_RUN && !c->gated)) {
       fprintf(stderr, "  %s: %s: %s\n", c->cand.name, gt_disp_name(c->disp), c->why);
       sr->own_gate_failed++;
@@ -127,6 +200,79 @@ static void write_candidates(FILE *ccsv, const gt_shape_t *sh, const gt_problem_
   }
 }
 
+/* ---- the cost of the fused epilogue (--epilogue) ---------------------------------------------- */
+
+/* One side of the pair: a bench for problem p with the own instance `name` loaded and gated. */
+typedef struct pair_side {
+  struct gt_bench *b;
+  struct gt_loaded *l;
+} pair_side_t;
+
+static bool side_open(const gt_harness_ops_t *h, const gt_provider_t *prov, const gt_problem_t *p,
+                      const gt_measure_opts_t *mo, const char *name, pair_side_t *sd) {
+  memset(sd, 0, sizeof *sd);
+  gt_candidate_t c;
+  gt_gate_t g;
+  memset(&g, 0, sizeof g);
+  if (h->open(p, mo, &sd->b) != GT_OK || prov->from_name(name, p, &c) != GT_OK ||
+      h->load(sd->b, &c, &sd->l) != GT_OK || h->gate(sd->b, sd->l, &g) != GT_OK || !g.passed) {
+    fprintf(stderr, "  fused cost: %s (epilogue %s): %s\n", name, gt_epilogue_name(p->epilogue),
+            g.why[0] ? g.why : gt_err_msg());
+    return false;
+  }
+  return true;
+}
+
+static void side_close(const gt_harness_ops_t *h, pair_side_t *sd) {
+  if (sd->l) h->unload(sd->l);
+  if (sd->b) h->close(sd->b);
+}
+
+/* Time the best twin on pe against its plain instance on pe without the epilogue: two benches
+ * of this process (the same cold options and seed, each with its own rotating input sets), one
+ * warm-up sample each, then o->rounds rounds of one sample each, the order alternating (twin
+ * first in even rounds), every sample of the same launches (the twin's bench sizes them). */
+static void time_fused_cost(const gt_problem_t *pe, const char *twin, const opts_t *o, size_t si,
+                            fused_cost_t *out) {
+  memset(out, 0, sizeof *out);
+  const gt_harness_ops_t *h = gt_harness_for(GT_BACKEND_CUDA);
+  const gt_provider_t *prov = gt_provider_find("kernels");
+  const int ti = gt_kinstance_find(twin), pi = gt_kinstance_counterpart(ti);
+  if (!h || !prov || pi < 0) return;
+  snprintf(out->plain, sizeof out->plain, "%s", gt_kinstances[pi].name);
+  gt_problem_t pn = *pe;
+  pn.epilogue = GT_EPI_NONE;
+  gt_measure_opts_t mo;
+  gt_measure_opts_init(&mo);
+  mo.seed = 7654321 + si;
+  pair_side_t st = {0}, sp = {0};
+  double *v = calloc(2 * (size_t)o->rounds, sizeof *v);
+  const bool opened = v && side_open(h, prov, pe, &mo, twin, &st) &&
+                      side_open(h, prov, &pn, &mo, out->plain, &sp);
+  bool ok = opened;
+  double us = 0;
+  ok = ok && h->time(st.b, st.l, 0, &us) == GT_OK; /* sizes the launches */
+  const int launches = ok ? h->launches(st.b) : 0;
+  if (ok) h->set_launches(sp.b, launches);
+  ok = ok && h->time(sp.b, sp.l, launches, &us) == GT_OK;
+  for (int rd = 0; ok && rd < o->rounds; rd++)
+    for (int j = 0; ok && j < 2; j++) {
+      const bool tw = (j == 0) == (rd % 2 == 0);
+      pair_side_t *sd = tw ? &st : &sp;
+      ok = h->time(sd->b, sd->l, launches, &v[(tw ? 0 : o->rounds) + rd]) == GT_OK;
+    }
+  if (opened && !ok)
+    fprintf(stderr, "  fused cost: %s vs %s: %s\n", twin, out->plain, gt_err_msg());
+  if (ok) {
+    gt_stats_summarise(v, (size_t)o->rounds, &out->twin_t);
+    gt_stats_summarise(v + o->rounds, (size_t)o->rounds, &out->plain_t);
+    out->ok = true;
+  }
+  side_close(h, &sp);
+  side_close(h, &st);
+  free(v);
+}
+
 /* Geomeans and the targets over the shapes raced so far. */
 typedef struct summary {
   double log_clamped, log_raw;
@@ -146,6 +292,9 @@ typedef struct summary {
   int t9_n, t9_met, bw_n, bw_met;
   double t9_worst, bw_lowest;
   char t9_where[96], bw_where[96];
+  /* --epilogue: the fused epilogue's cost, geomean of twin / plain over the rows timed. */
+  double log_fused;
+  int fused_n;
 } summary_t;
 
 static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shape_t *sh,
@@ -185,19 +334,28 @@ static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shap
   }
 }
 
-static void summary_print(const summary_t *S, const gt_device_info_t *dev, double wall_s) {
+static void summary_print(const summary_t *S, const gt_device_info_t *dev, const opts_t *o,
+                          double wall_s) {
+  const char *bl = base_label(o);
   printf("\n%d shapes in %.0f s\n", S->counted, wall_s);
   if (S->counted) {
-    printf("geomean of max(1, cublas/own) (tuned dispatch): %.3f\n", exp(S->log_clamped / S->counted));
-    printf("geomean of cublas/own (best own alone):          %.3f\n", exp(S->log_raw / S->counted));
+    printf("geomean of max(1, %s/own) (tuned dispatch): %.3f\n", bl,
+           exp(S->log_clamped / S->counted));
+    printf("geomean of %s/own (best own alone):          %.3f\n", bl,
+           exp(S->log_raw / S->counted));
     if (dev->peak_gbps > 0)
-      printf("ceiling: geomean of max(1, cublas/floor), floor = bytes at %.0f GB/s with no "
-             "launch or tail: %.3f\n", dev->peak_gbps, exp(S->log_ceiling / S->counted));
+      printf("ceiling: geomean of max(1, %s/floor), floor = bytes at %.0f GB/s with no "
+             "launch or tail: %.3f\n", bl, dev->peak_gbps, exp(S->log_ceiling / S->counted));
     for (int ti = 0; ti < S->n_tok; ti++)
-      printf("tokens %4lld: geomean cublas/own %.3f, tuned %.3f (%d rows)\n", S->by_tok[ti].tokens,
-             exp(S->by_tok[ti].log_raw / S->by_tok[ti].n),
+      printf("tokens %4lld: geomean %s/own %.3f, tuned %.3f (%d rows)\n", S->by_tok[ti].tokens,
+             bl, exp(S->by_tok[ti].log_raw / S->by_tok[ti].n),
              exp(S->by_tok[ti].log_clamped / S->by_tok[ti].n), S->by_tok[ti].n);
   }
+  if (o->epilogue != GT_EPI_NONE)
+    printf("fused %s epilogue: geomean of twin/plain (best twin against its plain instance "
+           "without the epilogue, interleaved): %.3f (%d rows)\n",
+           gt_epilogue_name(o->epilogue), S->fused_n ? exp(S->log_fused / S->fused_n) : NAN,
+           S->fused_n);
   if (S->t9_n)
     printf("target own <= 9 us at 4096x4096/6144x4096, tokens <= 16: %d of %d met (worst %.2f us, "
            "%s; the largest of these rows' floors: %.2f us)\n", S->t9_met, S->t9_n, S->t9_worst,
@@ -219,20 +377,30 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--filter") && v) o->filter = v, i++;
     else if (!strcmp(a, "--tokens") && v) o->tokens = v, i++;
     else if (!strcmp(a, "--layout") && v) o->layout = v, i++;
-    else {
-      usage();
+    else if (!strcmp(a, "--epilogue") && v) {
+      if (gt_epilogue_parse(v, &o->epilogue) != GT_OK) {
+        fprintf(stderr, "kernels_bench: --epilogue '%s': expected none, bias, relu, bias_relu, "
+                        "gelu or bias_gelu\n", v);
+        return false;
+      }
+      i++;
+    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      help();
+      exit(0);
+    } else {
+      usage(stderr);
       return false;
     }
   }
   if (o->rounds < 1 || o->finalists < 1) {
-    usage();
+    usage(stderr);
     return false;
   }
   return true;
 }
 
 /* Open kernels_bench.csv and kernels_bench_candidates.csv under dir, headers written. */
-static bool open_csvs(const char *dir, FILE **csv, FILE **ccsv) {
+static bool open_csvs(const char *dir, const opts_t *o, FILE **csv, FILE **ccsv) {
   char path[1024];
   snprintf(path, sizeof path, "%s/kernels_bench.csv", dir);
   *csv = fopen(path, "w");
@@ -242,34 +410,92 @@ static bool open_csvs(const char *dir, FILE **csv, FILE **ccsv) {
     fprintf(stderr, "kernels_bench: cannot write under %s\n", dir);
     return false;
   }
-  fprintf(*csv, "label,tokens,out,in,weight_mb,cublas_us,cublas_spread,best_us,best_spread,"
-                "best_name,ratio,best_gbps,cublas_gbps,own_raced,own_gate_failed\n");
+  const char *bl = base_label(o);
+  fprintf(*csv, "label,tokens,out,in,weight_mb,%s_us,%s_spread,best_us,best_spread,"
+                "best_name,ratio,best_gbps,%s_gbps,own_raced,own_gate_failed%s\n", bl, bl, bl,
+          o->epilogue != GT_EPI_NONE
+              ? ",epilogue,twin_pair_us,twin_pair_spread,plain_pair_us,plain_pair_spread,"
+                "plain_name,fused_cost"
+              : "");
   fprintf(*ccsv, "label,tokens,out,in,name,quick_us,median_us,spread,rounds\n");
   return true;
 }
 
+/* --epilogue: the fused epilogue's cost, twin / plain (NaN when it was not timed). */
+static double fused_ratio(const fused_cost_t *f) {
+  return f->ok ? f->twin_t.median / f->plain_t.median : NAN;
+}
+
+/* --epilogue: the fused cost's columns of the table line, before the instance name. */
+static void print_fused(const fused_cost_t *f) {
+  printf(" %9.2f %9.2f %6.3f |", f->ok ? f->twin_t.median : NAN, f->ok ? f->plain_t.median : NAN,
+         fused_ratio(f));
+}
+
+/* --epilogue: the fused cost's columns of the CSV row. */
+static void csv_fused(FILE *csv, const fused_cost_t *f, gt_epilogue_t e) {
+  fprintf(csv, ",%s,%.3f,%.4f,%.3f,%.4f,%s,%.4f", gt_epilogue_name(e),
+          f->ok ? f->twin_t.median : NAN, f->ok ? f->twin_t.rel_spread : NAN,
+          f->ok ? f->plain_t.median : NAN, f->ok ? f->plain_t.rel_spread : NAN, f->plain,
+          fused_ratio(f));
+}
+
 /* The table line, the summary and the CSV row of one raced shape. */
 static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_problem_t *p,
-                         const gt_device_info_t *dev, summary_t *S, FILE *csv, FILE *ccsv) {
+                         const gt_device_info_t *dev, const opts_t *o, summary_t *S, FILE *csv,
+                         FILE *ccsv) {
   const gt_cand_result_t *best = sr->best;
   const double bytes = gt_problem_min_bytes(p);
   const double cu = sr->base->time.median;
   const double own_us = best ? best->time.median : NAN;
   const double ratio = best ? cu / own_us : NAN;
-  printf("%-22s %6lld %6lld %6lld | %9.2f %9.2f %6.2f %8.0f | %s\n", sh->label,
+  printf("%-22s %6lld %6lld %6lld | %9.2f %9.2f %6.2f %8.0f |", sh->label,
          (long long)p->n, (long long)p->m, (long long)p->k, cu, own_us, ratio,
-         best ? bytes / own_us / 1e3 : NAN, best ? best->cand.name : "(no own candidate)");
+         best ? bytes / own_us / 1e3 : NAN);
+  const bool epi = o->epilogue != GT_EPI_NONE;
+  if (epi) print_fused(&sr->fused);
+  printf(" %s\n", best ? best->cand.name : "(no own candidate)");
   fflush(stdout);
   if (best) summary_add(S, dev, sh, p, cu, own_us);
+  if (epi && sr->fused.ok) S->log_fused += log(fused_ratio(&sr->fused)), S->fused_n++;
   if (!csv) return;
-  fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d\n", sh->label,
+  fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d", sh->label,
           (long long)p->n, (long long)p->m, (long long)p->k, (double)p->m * p->k * 2 / 1e6, cu,
           sr->base->time.rel_spread, own_us, best ? best->time.rel_spread : NAN,
           best ? best->cand.name : "", ratio, best ? bytes / own_us / 1e3 : NAN, bytes / cu / 1e3,
           sr->own_raced, sr->own_gate_failed);
+  if (epi) csv_fused(csv, &sr->fused, o->epilogue);
+  fputc('\n', csv);
   write_candidates(ccsv, sh, p, sr);
   fflush(csv);
   fflush(ccsv);
+}
+
+/* The device, layout and method lines and the table's header. */
+static void print_header(const gt_device_info_t *dev, const opts_t *o) {
+  printf("device: %s (%s, %d SMs, L2 %.0f MB, %.0f GB/s datasheet)\n", dev->name, dev->arch,
+         dev->sm_count, dev->cache_bytes / 1e6, dev->peak_gbps);
+  printf("layout: %s\n", o->layout ? o->layout : "as in the shapes file (tn: nn.Linear)");
+  if (o->epilogue == GT_EPI_NONE) {
+    printf("method: cold (rotated >= 3x L2), CUDA-graph replays, quick race then %d interleaved "
+           "rounds of cublas + %d finalists, medians\n\n",
+           o->rounds, o->finalists);
+    printf("%-22s %6s %6s %6s | %9s %9s %6s %8s | %s\n", "shape", "tokens", "out", "in",
+           "cublas_us", "own_us", "ratio", "own_GB/s", "best own instance");
+    return;
+  }
+  const char *e = gt_epilogue_name(o->epilogue);
+  printf("epilogue: %s in every key, raced as cublasLtMatmul calls: lt = the application's own "
+         "call (cublaslt_heuristic_ws1048576), own = the epilogue twins\n", e);
+  printf("method: cold (rotated >= 3x L2), CUDA-graph replays, quick race then %d interleaved "
+         "rounds of lt + cuBLASLt's heuristic configurations + %d own finalists, medians\n",
+         o->rounds, o->finalists);
+  printf("fused cost: the best twin (key with %s) and its plain instance (same key, no "
+         "epilogue), two benches of this process, %d interleaved rounds, medians: twin/plain\n\n",
+         e, o->rounds);
+  printf("%-22s %6s %6s %6s | %9s %9s %6s %8s | %9s %9s %6s | %s\n", "shape", "tokens", "out",
+         "in", "lt_us", "own_us", "ratio", "own_GB/s", "twin_us", "plain_us", "cost",
+         "best own instance (twin)");
 }
 
 int main(int argc, char **argv) {
@@ -303,15 +529,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   FILE *csv = NULL, *ccsv = NULL;
-  if (o.out && *o.out && !open_csvs(o.out, &csv, &ccsv)) return 1;
-  printf("device: %s (%s, %d SMs, L2 %.0f MB, %.0f GB/s datasheet)\n", dev.name, dev.arch,
-         dev.sm_count, dev.cache_bytes / 1e6, dev.peak_gbps);
-  printf("layout: %s\n", o.layout ? o.layout : "as in the shapes file (tn: nn.Linear)");
-  printf("method: cold (rotated >= 3x L2), CUDA-graph replays, quick race then %d interleaved "
-         "rounds of cublas + %d finalists, medians\n\n",
-         o.rounds, o.finalists);
-  printf("%-22s %6s %6s %6s | %9s %9s %6s %8s | %s\n", "shape", "tokens", "out", "in",
-         "cublas_us", "own_us", "ratio", "own_GB/s", "best own instance");
+  if (o.out && *o.out && !open_csvs(o.out, &o, &csv, &ccsv)) return 1;
+  print_header(&dev, &o);
   summary_t S;
   memset(&S, 0, sizeof S);
   S.bw_lowest = INFINITY;
@@ -325,14 +544,17 @@ int main(int argc, char **argv) {
       pl.lda = pl.ldb = pl.ldc = 0;
       gt_problem_fill_lds(&pl);
     }
+    if (o.epilogue != GT_EPI_NONE) pl.epilogue = o.epilogue;
     if (o.filter && !strstr(sh->label, o.filter)) continue;
     if (!tokens_selected(o.tokens, pl.n)) continue;
     shape_race_t sr;
     if (!race_shape(sh, &pl, &o, si, &sr)) continue;
-    report_shape(&sr, sh, &pl, &dev, &S, csv, ccsv);
+    if (o.epilogue != GT_EPI_NONE && sr.best)
+      time_fused_cost(&pl, sr.best->cand.name, &o, si, &sr.fused);
+    report_shape(&sr, sh, &pl, &dev, &o, &S, csv, ccsv);
     gt_search_result_free(&sr.r);
   }
-  summary_print(&S, &dev, now_s() - t_start);
+  summary_print(&S, &dev, &o, now_s() - t_start);
   if (csv) fclose(csv);
   if (ccsv) fclose(ccsv);
   gt_shapes_free(&shapes);

@@ -5,6 +5,8 @@
 # kernels_bench_candidates.csv and kernels_bench.txt under $OUT when it is set.
 #
 #   bash bench/kernels_bench.sh [BUILD_DIR] [kernels_bench options: --tokens 1,16 --filter 8b ...]
+#   bash bench/kernels_bench.sh build --epilogue bias   # biased keys against the application's
+#                                                       # cublasLtMatmul, and the fused bias's cost
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}

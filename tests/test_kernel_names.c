@@ -1,7 +1,9 @@
 /* Own-kernel instance names: every generated instance's name parses back to its table parameters
  * and formats back to itself; its launch geometry follows from its parameters; malformed and
  * non-canonical names are refused with the right status; each instance's architecture comes from
- * the generated table, names its kernels and decides which devices may run it. Plain C, no GPU.
+ * the generated table, names its kernels and decides which devices may run it; every instance has
+ * an epilogue twin (its name plus "_e") with the same parameters but the flag, and the twins' names
+ * round-trip and have one spelling. Plain C, no GPU.
  * (A second, test-only architecture is shown by tests/cli/test_kernels_generated.sh.) */
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +88,77 @@ static void test_geometry(void **state) {
   assert_int_equal(in->threads, threads);
   assert_int_equal(in->smem_bytes, smem);
   assert_true(in->threads >= 32 && in->threads <= 1024);
+}
+
+/* Every instance has its counterpart: each plain instance one epilogue twin named by its name and
+ * "_e", each twin its plain instance; the two share every parameter but the flag, the threads
+ * and the shared memory, and the plain instances come first, in the order they had before twins
+ * existed (tuned DBs name them; the provider lists them in table order). */
+static void test_epilogue_twins(void **state) {
+  (void)state;
+  size_t plain = 0, twins = 0;
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kinstance_t *in = &gt_kinstances[i];
+    const int j = gt_kinstance_counterpart((int)i);
+    if (j < 0) fail_msg("%s has no %s", in->name, in->params.epilogue ? "plain instance" : "twin");
+    const gt_kinstance_t *c = &gt_kinstances[j];
+    assert_int_equal(gt_kinstance_counterpart(j), (int)i);
+    assert_true(c->params.epilogue != in->params.epilogue);
+    gt_kparams_t a = in->params, b = c->params;
+    a.epilogue = b.epilogue = false;
+    if (!gt_kparams_equal(&a, &b)) fail_msg("%s and %s differ beyond the flag", in->name, c->name);
+    assert_int_equal(in->threads, c->threads);
+    assert_int_equal(in->smem_bytes, c->smem_bytes);
+    const gt_kinstance_t *pl = in->params.epilogue ? c : in, *tw = in->params.epilogue ? in : c;
+    char want[224];
+    snprintf(want, sizeof want, "%s_e", pl->name);
+    assert_string_equal(tw->name, want);
+    if (in->params.epilogue) {
+      twins++;
+      assert_true(j < (int)i);
+    } else {
+      plain++;
+      if (twins) fail_msg("plain instance %s after a twin in the table", in->name);
+    }
+  }
+  assert_true(plain > 0);
+  assert_int_equal(plain, twins);
+  assert_int_equal(gt_kinstance_counterpart(-1), -1);
+  assert_int_equal(gt_kinstance_counterpart((int)gt_kinstance_count), -1);
+}
+
+/* A twin launches what its plain instance launches, under its own symbol: the reduce kernel after
+ * it exactly when the plain instance has one (split-K through the workspace), and that reduce
+ * kernel is the plain instance's (one kernel serves both; it reads the epilogue at run time). */
+static void test_twin_symbols(void **state) {
+  (void)state;
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kinstance_t *tw = &gt_kinstances[i];
+    if (!tw->params.epilogue) continue;
+    const gt_kinstance_t *pl = &gt_kinstances[gt_kinstance_counterpart((int)i)];
+    char ts[GT_KERNEL_SYMBOLS_MAX][GT_KERNEL_SYMBOL_MAX], ps[GT_KERNEL_SYMBOLS_MAX][GT_KERNEL_SYMBOL_MAX];
+    const int nt = gt_kernel_symbols(tw->name, ts, GT_KERNEL_SYMBOLS_MAX);
+    const int np = gt_kernel_symbols(pl->name, ps, GT_KERNEL_SYMBOLS_MAX);
+    assert_int_equal(nt, np);
+    assert_int_equal(nt, gt_kparams_uses_reduce(&tw->params) ? 2 : 1);
+    assert_string_equal(ts[0], tw->name);
+    if (nt == 2) assert_string_equal(ts[1], ps[1]);
+    assert_true(gt_kernel_name_is_own(tw->name));
+  }
+  static const struct {
+    const char *name, *reduce; /* NULL: no reduce kernel */
+  } k[] = {{"gt_sm90_tc_bf16_tn_t64x64x64_w2x2_s4_ks2_a8_e", "gt_sm90_splitk_reduce_bf16"},
+           {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e", NULL},
+           {"gt_sm90_tc_f16_tn_t128x32x64_w4x1_s4_ks4_a8_e", "gt_sm90_splitk_reduce_f16"},
+           {"gt_sm90_wg_bf16_tn_t48x32x256_s3_ks2_p8_e", NULL}};
+  for (size_t i = 0; i < NELEM(k); i++) {
+    char sym[GT_KERNEL_SYMBOLS_MAX][GT_KERNEL_SYMBOL_MAX];
+    assert_true(gt_kinstance_find(k[i].name) >= 0);
+    const int n = gt_kernel_symbols(k[i].name, sym, GT_KERNEL_SYMBOLS_MAX);
+    assert_int_equal(n, k[i].reduce ? 2 : 1);
+    assert_string_equal(sym[0], k[i].name);
+    if (k[i].reduce) assert_string_equal(sym[1], k[i].reduce);
+  }
 }
 
 static void test_names_unique(void **state) {
@@ -177,6 +250,27 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_T,
       .tile_m = 80, .tile_n = 64, .tile_k = 128, .stages = 6, .vec = 8, .splitk = 1,
       .prefetch = 8, .cluster_m = 1, .consumers = 1}},
+    /* epilogue twins: the last token "e", after every optional token */
+    {"gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks2_v8_e",
+     {.family = GT_KFAM_DECODE, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 4, .tile_n = 8, .warps_k = 4, .unroll = 2, .vec = 8, .splitk = 2,
+      .epilogue = true}},
+    {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8_p64_e",
+     {.family = GT_KFAM_DECODETC, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 1, .tile_n = 8, .warps_m = 1, .warps_k = 16, .unroll = 2, .stages = 2, .vec = 8,
+      .splitk = 1, .prefetch = 64, .epilogue = true}},
+    {"gt_sm90_tc_f16_nt_t64x64x32_w2x2_s2_ks1_a1_e",
+     {.family = GT_KFAM_TC, .dtype = GT_DT_F16, .transa = GT_TRANS_N, .transb = GT_TRANS_T,
+      .tile_m = 64, .tile_n = 64, .tile_k = 32, .warps_m = 2, .warps_n = 2, .stages = 2,
+      .vec = 1, .splitk = 1, .epilogue = true}},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2_e",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 4, .consumers = 2, .epilogue = true}},
+    {"gt_sm90_wg_f16_nn_t64x8x256_s4_ks2_p16_e",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_F16, .transa = GT_TRANS_N, .transb = GT_TRANS_N,
+      .tile_m = 64, .tile_n = 8, .tile_k = 256, .stages = 4, .vec = 8, .splitk = 2,
+      .prefetch = 16, .cluster_m = 1, .consumers = 1, .epilogue = true}},
 };
 
 static void test_good_name(void **state) {
@@ -239,6 +333,21 @@ static const bad_case_t k_bad[] = {
     {"wg_three_optional_tokens", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2_w2", GT_ERR_DATA},
     {"wg_unknown_optional_token", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_a8", GT_ERR_DATA},
     {"decode_has_no_prefetch_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_p8", GT_ERR_DATA},
+    /* the epilogue twin's token: exactly "e", once, last */
+    {"twin_token_upper_case", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_E", GT_ERR_DATA},
+    {"twin_token_with_a_value", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_e1", GT_ERR_DATA},
+    {"twin_token_zero", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_e0", GT_ERR_DATA},
+    {"twin_token_spelled_out", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_epi", GT_ERR_DATA},
+    {"twin_token_twice", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_e_e", GT_ERR_DATA},
+    {"twin_token_among_fixed_tokens", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_e_v8", GT_ERR_DATA},
+    {"twin_token_replacing_a_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_e", GT_ERR_DATA},
+    {"twin_token_before_prefetch", "gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_e_p2",
+     GT_ERR_DATA},
+    {"twin_token_before_multicast", "gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_e_c4", GT_ERR_DATA},
+    {"twin_token_glued", "gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8e", GT_ERR_DATA},
+    {"twin_token_after_spelled_default", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w1_e",
+     GT_ERR_DATA},
+    {"twin_of_unknown_family", "gt_sm90_gemv_bf16_tn_n8_r4_w4_u2_ks1_v8_e", GT_ERR_NOT_FOUND},
 };
 
 static void test_bad_name(void **state) {
@@ -493,6 +602,9 @@ int main(void) {
     t[n++] = (struct CMUnitTest){s, test_geometry, NULL, NULL, (void *)&gt_kinstances[i]};
   }
   t[n++] = (struct CMUnitTest){"names_unique", test_names_unique, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"every_instance_has_an_epilogue_twin", test_epilogue_twins, NULL,
+                               NULL, NULL};
+  t[n++] = (struct CMUnitTest){"twin_kernel_symbols", test_twin_symbols, NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"every_family_and_type_present", test_families_present, NULL, NULL,
                                NULL};
   for (size_t i = 0; i < NELEM(k_good); i++)

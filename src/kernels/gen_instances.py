@@ -5,6 +5,10 @@ Writes src/kernels/generated/:
   <family>[_<arch>]_<dtype>_<i>.cu  one `extern "C" __global__` kernel per instance, symbol =
                            instance name; the arch token is in the file name only when the family
                            builds for more than one architecture (each file compiles for one)
+  <family>[_<arch>]_<dtype>_e_<i>.cu  the same for the epilogue twins (a family's "epilogue":
+                           [false, true]): each plain instance's body with its EPI flag set,
+                           named by the plain name + "_e"; in files of their own, so the plain
+                           instances' files do not change when twins are added or removed
   splitk_reduce_<arch>.cu  the split-K reduce kernels of one architecture
                            (gt_<arch>_splitk_reduce_<type>)
   instances.c              the plain-C tables: architectures, then instances (name, parameters,
@@ -99,8 +103,9 @@ def load_archs(space):
 #
 # One function per family: it checks the family's rules on a parameter set p (the common keys,
 # dtype, layout and ks, are checked before) and returns what differs between families: the name
-# tokens after the layout, the table fields, threads, shared memory and the kernel body. The
-# FAMILIES table at the end of this section is the only place that lists them.
+# tokens after the layout, the table fields, threads, shared memory and the kernel body (its
+# template and template arguments: make_instance adds the epilogue flag of a twin). The FAMILIES
+# table at the end of this section is the only place that lists them.
 
 def make_decode(p, tdt):
     nt, rw, wk, ku, v = p["n"], p["r"], p["w"], p["u"], p["v"]
@@ -115,7 +120,7 @@ def make_decode(p, tdt):
     return dict(tokens="n%d_r%d_w%d_u%d_ks%d_v%d" % (nt, rw, wk, ku, p["ks"], v),
                 row=dict(tile_m=rw, tile_n=nt, warps_k=wk, unroll=ku, vec=v),
                 threads=32 * wk, smem=wk * nt * rw * 4,
-                body="gtk::decode_body<%s, %d, %d, %d, %d, %d>(a);" % (tdt, nt, rw, wk, ku, v))
+                body=("gtk::decode_body", [tdt, nt, rw, wk, ku, v]))
 
 
 def make_decodetc(p, tdt):
@@ -141,8 +146,7 @@ def make_decodetc(p, tdt):
                 row=dict(tile_m=mr, tile_n=nt, warps_m=wm, warps_k=wk, unroll=ku, stages=s, vec=v,
                          prefetch=pf),
                 threads=32 * wm * wk, smem=wk * nt * (wm * mr * 16 + 4) * 4,
-                body="gtk::decodetc_body<%s, %d, %d, %d, %d, %d, %d, %d>(a);" % (
-                    tdt, nt, mr, wm, wk, ku, s, pf))
+                body=("gtk::decodetc_body", [tdt, nt, mr, wm, wk, ku, s, pf]))
 
 
 def make_tc(p, tdt):
@@ -164,8 +168,7 @@ def make_tc(p, tdt):
                 row=dict(tile_m=bm, tile_n=bn, tile_k=bk, warps_m=wm, warps_n=wn, stages=s,
                          vec=al),
                 threads=32 * wm * wn, smem=s * (a_r * (a_c + 8) + b_r * (b_c + 8)) * 2,
-                body="gtk::tc_body<%s, %s, %s, %d, %d, %d, %d, %d, %d, %d>(a);" % (
-                    tdt, cbool(ak), cbool(bkm), bm, bn, bk, wm, wn, s, al))
+                body=("gtk::tc_body", [tdt, cbool(ak), cbool(bkm), bm, bn, bk, wm, wn, s, al]))
 
 
 def wg_swapped(bm, bn):
@@ -236,9 +239,8 @@ def make_wg(p, tdt):
                 threads=128 * cw + 32,  # consumer warpgroups + one producer warp
                 smem=st * (bm + b_rows) * bk * 2 + 1024,  # + slack to align the ring to 1 KB
                 static_smem=16 * st,  # the full and empty mbarriers
-                body="gtk::wg_body<%s, %d, %d, %d, %d, %d, %d, %s, %d, %d, %s, %s>(a);" % (
-                    tdt, bm, bn, bk, st, ks, pf, cbool(swapped), cm, cw, cbool(lay[0] == "n"),
-                    cbool(lay[1] == "t")),
+                body=("gtk::wg_body", [tdt, bm, bn, bk, st, ks, pf, cbool(swapped), cm, cw,
+                                       cbool(lay[0] == "n"), cbool(lay[1] == "t")]),
                 wgmma_n=bm // cw if swapped else bn)
 
 
@@ -270,16 +272,23 @@ def check_common(p):
         raise SpaceError("ks must be >= 1")
 
 
-def make_instance(fam, arch, p):
+# The last name token of an epilogue twin (gt_kernel_name.c writes and parses the same).
+EPI_TOKEN = "e"
+
+
+def make_instance(fam, arch, p, epi=False):
     """Validate one parameter set of family fam for architecture arch (a load_archs row) and
-    return its table row and kernel source."""
+    return its table row and kernel source; epi: the epilogue twin (the same kernel body with its
+    EPI template flag set, named by the plain name and one more token)."""
     check_common(p)
     dt, lay = p["dtype"], p["layout"]
     spec = FAMILIES[fam].make(p, DTYPES[dt][1])
     name = "gt_%s_%s_%s_%s_%s" % (arch["token"], fam, dt, lay, spec["tokens"])
+    if epi:
+        name += "_" + EPI_TOKEN
     row = dict(family=fam, arch=arch["token"], dtype=dt, transa=lay[0], transb=lay[1], tile_m=0,
                tile_n=0, tile_k=0, warps_m=0, warps_n=0, warps_k=0, unroll=0, stages=0, vec=0,
-               splitk=p["ks"], prefetch=0, cluster_m=0, consumers=0)
+               splitk=p["ks"], prefetch=0, cluster_m=0, consumers=0, epilogue=epi)
     row.update(spec["row"])
     threads, smem = spec["threads"], spec["smem"]
     # Static shared memory (declared in the kernel) counts against the limit too.
@@ -289,8 +298,23 @@ def make_instance(fam, arch, p):
     if total_smem > arch["max_smem"]:
         raise SpaceError("%s: %d bytes of shared memory exceed %s's %d" % (
             name, total_smem, arch["target"], arch["max_smem"]))
-    return dict(name=name, row=row, threads=threads, smem=smem, body=spec["body"],
+    # A plain instance's body takes the template's default EPI = false, so its source text is
+    # what it was before twins existed; a twin passes true as one more template argument.
+    tmpl, targs = spec["body"]
+    body = "%s<%s>(a);" % (tmpl, ", ".join(str(x) for x in targs + (["true"] if epi else [])))
+    return dict(name=name, row=row, threads=threads, smem=smem, body=body,
                 header=FAMILIES[fam].header, wgmma_n=spec.get("wgmma_n"))
+
+
+def family_epilogues(fam, spec):
+    """The variants a family generates: its "epilogue" list ([false] when absent: plain
+    instances only; [false, true]: every instance and its epilogue twin)."""
+    listed = spec.get("epilogue", [False])
+    if (not isinstance(listed, list) or not listed or any(not isinstance(x, bool) for x in listed)
+            or len(set(listed)) != len(listed)):
+        raise SpaceError("%s: epilogue is a list of distinct booleans ([false, true]: plain"
+                         " instances and their epilogue twins)" % fam)
+    return listed
 
 
 def family_archs(fam, spec, archs):
@@ -307,8 +331,8 @@ def family_archs(fam, spec, archs):
     return [archs[t] for t in listed]
 
 
-def expand_group(fam, arch, gi, spec, group):
-    """The instances of one group of a family for one architecture."""
+def expand_group(fam, arch, gi, spec, group, epi):
+    """The instances of one group of a family for one architecture (epi: their twins)."""
     keys = FAMILIES[fam].keys
     merged = dict(spec.get("defaults", {}))
     merged.update(group)
@@ -322,7 +346,7 @@ def expand_group(fam, arch, gi, spec, group):
     for combo in itertools.product(*[merged[k] for k in keys]):
         p = dict(zip(keys, combo))
         try:
-            out.append(make_instance(fam, arch, p))
+            out.append(make_instance(fam, arch, p, epi))
         except SpaceError as e:
             raise SpaceError("%s group %d %s: %s" % (fam, gi, p, e))
     return out
@@ -337,23 +361,25 @@ def expand(space):
         if fam not in FAMILIES:
             raise SpaceError("unknown family %r (families: %s)" % (fam, ", ".join(FAMILIES)))
         fam_archs[fam] = family_archs(fam, spec, archs)
-        for arch in fam_archs[fam]:
-            for gi, group in enumerate(spec["groups"]):
-                for inst in expand_group(fam, arch, gi, spec, group):
-                    if inst["name"] in seen:
-                        raise SpaceError("duplicate instance %s (%s group %d)" % (
-                            inst["name"], fam, gi))
-                    seen.add(inst["name"])
-                    out.append(inst)
-    # Table order: family (declaration order), then the family's architectures, then dtype, then
-    # declaration order.
+        for epi in family_epilogues(fam, spec):
+            for arch in fam_archs[fam]:
+                for gi, group in enumerate(spec["groups"]):
+                    for inst in expand_group(fam, arch, gi, spec, group, epi):
+                        if inst["name"] in seen:
+                            raise SpaceError("duplicate instance %s (%s group %d)" % (
+                                inst["name"], fam, gi))
+                        seen.add(inst["name"])
+                        out.append(inst)
+    # Table order: the plain instances first, in the order they had before twins existed
+    # (family in declaration order, then the family's architectures, then dtype, then declaration
+    # order), then the epilogue twins in the same order.
     fam_order = {f: i for i, f in enumerate(space["families"])}
     dt_order = {d: i for i, d in enumerate(DTYPES)}
 
     def key(ix):
         r = ix[1]["row"]
         arch_pos = [a["token"] for a in fam_archs[r["family"]]].index(r["arch"])
-        return fam_order[r["family"]], arch_pos, dt_order[r["dtype"]], ix[0]
+        return r["epilogue"], fam_order[r["family"]], arch_pos, dt_order[r["dtype"]], ix[0]
     out = [x for _, x in sorted(enumerate(out), key=key)]
     # The architectures some instance targets, in the archs table's order: the C table lists
     # only these, so every architecture it names has kernels (an entry no family uses yet is
@@ -421,10 +447,12 @@ def instance_rows(insts, arch_index):
         lines.append("      .tile_m = %d, .tile_n = %d, .tile_k = %d, .warps_m = %d, .warps_n = %d,"
                      " .warps_k = %d," % (r["tile_m"], r["tile_n"], r["tile_k"], r["warps_m"],
                                           r["warps_n"], r["warps_k"]))
+        # .epilogue is written for twins only, so a plain row reads as it did before twins.
         lines.append("      .unroll = %d, .stages = %d, .vec = %d, .splitk = %d, .prefetch = %d,"
-                     " .cluster_m = %d, .consumers = %d}," % (
+                     " .cluster_m = %d, .consumers = %d%s}," % (
                          r["unroll"], r["stages"], r["vec"], r["splitk"], r["prefetch"],
-                         r["cluster_m"], r["consumers"]))
+                         r["cluster_m"], r["consumers"],
+                         ", .epilogue = true" if r["epilogue"] else ""))
         lines.append("     %d, %d}," % (i["threads"], i["smem"]))
     lines.append("};")
     lines.append("const size_t gt_kinstance_count = %d;" % len(insts))
@@ -524,12 +552,16 @@ def kernel_files(header, inc, insts, fam_archs):
     by_group = collections.OrderedDict()
     for i in insts:
         r = i["row"]
-        by_group.setdefault((r["family"], r["arch"], r["dtype"]), []).append(i)
-    for (fam, arch, dt), group in by_group.items():
+        by_group.setdefault((r["family"], r["arch"], r["dtype"], r["epilogue"]), []).append(i)
+    for (fam, arch, dt, epi), group in by_group.items():
         per = FAMILIES[fam].per_file
         # The arch token is in a file's name only when its family builds for several: a
         # single-architecture family's files keep their names when another family gains one.
+        # Twins are in files of their own (<stem>_e_<i>.cu), so the plain instances' files are
+        # the same text with or without them.
         stem = "%s_%s" % (fam, dt) if len(fam_archs[fam]) == 1 else "%s_%s_%s" % (fam, arch, dt)
+        if epi:
+            stem += "_" + EPI_TOKEN
         for j in range(0, len(group), per):
             fn = "%s_%d.cu" % (stem, j // per)
             files[fn] = kernel_file(header, inc, group[j:j + per])

@@ -34,7 +34,8 @@ template <int CNT, int OFF> struct halve_reduce {
   }
 };
 
-template <typename T, int NT, int RW, int WK, int KU, int V>
+// EPI: the epilogue twin (store_out applies the key's epilogue); false is the plain instance.
+template <typename T, int NT, int RW, int WK, int KU, int V, bool EPI = false>
 __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
   constexpr int VW = V / 2;      // 32-bit words per vector
   constexpr int CH = 32 * V;     // elements of K one warp covers per load instruction
@@ -166,7 +167,7 @@ __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
       float s = 0.f;
 #pragma unroll
       for (int w = 0; w < WK; w++) s += red[(w * NT + t) * RW + r];
-      store_out<T>(a, row, tok, s);
+      store_out<T, EPI>(a, row, tok, s);
     }
   }
 }

@@ -25,7 +25,8 @@
 
 namespace gtk {
 
-template <typename T, int NT, int MR, int WM, int WK, int KU, int S, int PF>
+// EPI: the epilogue twin (store_out applies the key's epilogue); false is the plain instance.
+template <typename T, int NT, int MR, int WM, int WK, int KU, int S, int PF, bool EPI = false>
 __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   static_assert(NT % 8 == 0, "tokens tile is a multiple of the mma N (8)");
   static_assert(S >= 1 && S <= 3, "1 or 2 register stages, 3: 2 plus an L2 prefetch stage");
@@ -205,15 +206,23 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   __syncthreads();
   // Consecutive threads take consecutive rows of one token: D (column-major) is written in
   // contiguous runs.
-  for (int e = threadIdx.x; e < NT * ROWS; e += THREADS) {
+  auto store_elem = [&](int e) {
     const int tok_l = e / ROWS, row_l = e % ROWS;
     const int64_t row = cta_row0 + row_l, tok = tok0 + tok_l;
     if (row < m && tok < n) {
       float s = 0.f;
 #pragma unroll
       for (int w = 0; w < WK; w++) s += red[(w * NT + tok_l) * RS + row_l];
-      store_out<T>(a, row, tok, s);
+      store_out<T, EPI>(a, row, tok, s);
     }
+  };
+  if constexpr (EPI) {
+    // Unrolled by two as the compiler unrolls the plain loop: left to itself it keeps the
+    // twin's longer loop rolled, and ptxas then gives the s3 twins 18-26 more registers.
+#pragma unroll 2
+    for (int e = threadIdx.x; e < NT * ROWS; e += THREADS) store_elem(e);
+  } else {
+    for (int e = threadIdx.x; e < NT * ROWS; e += THREADS) store_elem(e);
   }
 }
 

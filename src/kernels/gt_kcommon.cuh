@@ -1,12 +1,13 @@
 // Device helpers shared by the own kernel families: element-type traits, the PTX wrappers for
-// streaming loads, cp.async, ldmatrix and mma.sync, and the common output store (direct with
-// alpha/beta, or an fp32 split-K partial).
+// streaming loads, cp.async, ldmatrix and mma.sync, the epilogue of the epilogue twins, and the
+// common output store (direct with alpha/beta, or an fp32 split-K partial).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "core/gt_dtype.h"
 #include "gt_kernel_args.h"
 
 namespace gtk {
@@ -152,9 +153,40 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
                : "memory");
 }
 
-// Final value of output element (row, col): D = alpha * acc + beta * C, or the fp32 partial of
-// split blockIdx.z when the K range is split across CTAs (the reduce kernel applies alpha/beta).
+// The epilogue of an epilogue twin on v = alpha * acc + beta * C of output row `row`, in fp32, as
+// cuBLASLt defines it: the bias (a.bias, one element of D's type per row of D, broadcast along the
+// columns) first, then the activation. The kind is read at run time (a.epilogue), so one twin
+// serves every epilogue; GT_EPI_NONE returns v.
+//
+// GELU is the tanh approximation (gt_reference_gelu), computed in its equivalent logistic form:
+// 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2/pi) (v + 0.044715 v^3), with the fast
+// exponential (relative error about 1e-6 where the result matters, far below bf16/f16 rounding;
+// exp overflowing to inf gives the limit, -0).
+//
+// Branch-free on purpose: every activation is computed and one is selected, and the bias load is
+// predicated. A branch per kind made ptxas give the twins of several bodies up to 52 more
+// registers than their plain instances (decodetc s3, tc), fewer CTAs per SM for an epilogue that
+// costs a few instructions per output element.
+static_assert(GT_EPI_BIAS == 1 && GT_EPI_RELU == 2 && GT_EPI_BIAS_RELU == 3 && GT_EPI_GELU == 4 &&
+                  GT_EPI_BIAS_GELU == 5,
+              "epilogue_apply reads the kind as bit 0 = bias, e >> 1 = activation");
 template <typename T>
+__device__ __forceinline__ float epilogue_apply(const gt_kargs_t &a, int64_t row, float v) {
+  const int e = a.epilogue;
+  const float bias = (e & 1) ? T::to_f(static_cast<const uint16_t *>(a.bias)[row]) : 0.f;
+  v = (e & 1) ? v + bias : v;  // selected, not + 0: GT_EPI_NONE keeps v bit for bit (-0 too)
+  const float relu = v > 0.f ? v : 0.f;  // NaN -> 0, as the reference's v > 0 ? v : 0
+  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);  // sqrt(2/pi) (v + ...)
+  const float gelu = __fdividef(v, 1.f + __expf(-2.f * u));
+  const int act = e >> 1;  // 0 none, 1 relu, 2 gelu
+  return act == 1 ? relu : act == 2 ? gelu : v;
+}
+
+// Final value of output element (row, col): D = alpha * acc + beta * C, or the fp32 partial of
+// split blockIdx.z when the K range is split across CTAs (the reduce kernel applies alpha/beta and
+// the epilogue). EPI (epilogue twins) applies the epilogue to the final value; without it the
+// code is exactly the plain instances' (their machine code must not change).
+template <typename T, bool EPI = false>
 __device__ __forceinline__ void store_out(const gt_kargs_t &a, int64_t row, int64_t col, float acc) {
   if (a.splits > 1) {
     a.ws[((int64_t)blockIdx.z * a.n + col) * a.m + row] = acc;
@@ -163,6 +195,7 @@ __device__ __forceinline__ void store_out(const gt_kargs_t &a, int64_t row, int6
   const int64_t off = row + col * a.ldc;
   float v = a.alpha * acc;
   if (a.beta_nonzero) v += a.beta * T::to_f(static_cast<const uint16_t *>(a.C)[off]);
+  if constexpr (EPI) v = epilogue_apply<T>(a, row, v);
   static_cast<uint16_t *>(a.D)[off] = T::from_f(v);
 }
 

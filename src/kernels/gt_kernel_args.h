@@ -7,7 +7,13 @@
  * kernel writes fp32 partials to ws[split][n][m] instead of D, and the split-K reduce kernel sums
  * them in split order (deterministic), applies alpha/beta and writes D. The wg family reads A and
  * B through TMA tensor maps the provider encodes per call (tma_a, tma_b; unused by the others)
- * and reduces its splits inside a thread-block cluster, so it needs no workspace. */
+ * and reduces its splits inside a thread-block cluster, so it needs no workspace.
+ *
+ * Epilogue twins (gt_kernel_name.h) also read the last two fields: D = act(alpha * acc + beta * C
+ * + bias[row]) in fp32, the kind (a gt_epilogue_t: bias, relu, bias_relu, gelu, bias_gelu) read at
+ * run time, applied once per element by whichever kernel writes D (the split-K reduce kernel when
+ * the partials go through the workspace). They are appended at the end so every other field keeps
+ * its offset, and the plain instances, compiled without the epilogue, never read them. */
 #ifndef GT_KERNEL_ARGS_H
 #define GT_KERNEL_ARGS_H
 
@@ -40,6 +46,9 @@ typedef struct gt_kargs {
   int beta_nonzero; /* 0: C is not read (BLAS semantics: beta == 0 ignores C, even NaN) */
   int splits;       /* gridDim.z of the main kernel */
   int evict_first;  /* wg: weight loads carry the L2 evict-first hint (1 unless diagnosing) */
+  const void *bias; /* m elements of D's type, one per row of D (broadcast along n); NULL unless
+                       the epilogue has a bias */
+  int epilogue;     /* gt_epilogue_t; GT_EPI_NONE for plain instances (the reduce kernel reads it) */
 } gt_kargs_t;
 
 #ifdef __cplusplus

@@ -20,6 +20,8 @@ static const char *const k_family[GT_KFAM__COUNT] = {
 
 /* Every own-kernel symbol starts "gt_<arch token>_"; the tokens are the architecture table's. */
 #define K_PREFIX "gt"
+/* The last token of an epilogue twin's name (gen_instances.py's EPI_TOKEN). */
+#define K_EPI_TOKEN "e"
 
 const char *gt_kfamily_name(gt_kfamily_t f) {
   return (int)f >= 0 && f < GT_KFAM__COUNT ? k_family[f] : "?";
@@ -30,7 +32,8 @@ static bool dtype_ok(gt_dtype_t t) { return t == GT_DT_BF16 || t == GT_DT_F16; }
 
 static bool trans_ok(gt_trans_t t) { return t == GT_TRANS_N || t == GT_TRANS_T; }
 
-bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
+/* The name without the epilogue twin's token. */
+static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
   if (cap <= 0) return false;
   buf[0] = '\0';
   if ((int)p->family < 0 || p->family >= GT_KFAM__COUNT || !dtype_ok(p->dtype) ||
@@ -89,6 +92,11 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
   default:
     return false;
   }
+}
+
+bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
+  return format_plain(p, buf, cap) &&
+         (!p->epilogue || gt_name_append(buf, cap, "%s", K_EPI_TOKEN));
 }
 
 /* Parse token `tok` as `tag` + exactly `want` positive integers joined by 'x'. */
@@ -154,6 +162,13 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   out->arch = arch;
   gt_status_t s = gt_name_split(name, &t);
   if (s != GT_OK) return s;
+  /* An epilogue twin: the plain name and one last token, exactly "e" (any other spelling, a
+   * repeat or another position fails below as a token of the family's grammar or as not
+   * canonical). */
+  if (t.n > 5 && strcmp(t.tok[t.n - 1], K_EPI_TOKEN) == 0) {
+    out->epilogue = true;
+    t.n--;
+  }
   int fam = -1;
   for (int f = 0; f < GT_KFAM__COUNT; f++)
     if (t.n > 2 && strcmp(t.tok[2], k_family[f]) == 0) fam = f;
@@ -314,12 +329,21 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
          a->warps_n == b->warps_n && a->warps_k == b->warps_k && a->unroll == b->unroll &&
          a->stages == b->stages && a->vec == b->vec && a->splitk == b->splitk &&
          a->prefetch == b->prefetch && a->cluster_m == b->cluster_m &&
-         a->consumers == b->consumers;
+         a->consumers == b->consumers && a->epilogue == b->epilogue;
 }
 
 int gt_kinstance_find(const char *name) {
   if (!name) return -1;
   for (size_t i = 0; i < gt_kinstance_count; i++)
     if (strcmp(gt_kinstances[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+int gt_kinstance_counterpart(int idx) {
+  if (idx < 0 || (size_t)idx >= gt_kinstance_count) return -1;
+  gt_kparams_t kp = gt_kinstances[idx].params;
+  kp.epilogue = !kp.epilogue;
+  for (size_t i = 0; i < gt_kinstance_count; i++)
+    if (gt_kparams_equal(&gt_kinstances[i].params, &kp)) return (int)i;
   return -1;
 }

@@ -28,7 +28,14 @@
  *       (a prefetch kept ahead of the loads inside the main loop measured 30-40% slower).
  *       Optional tokens after p, in this order: c<CM> makes CM CTAs along M one cluster
  *       (CM x 1 x ks) that share the token tile by TMA multicast; w<CW> runs CW consumer
- *       warpgroups that split the weight rows. A missing token means 1. */
+ *       warpgroups that split the weight rows. A missing token means 1.
+ *
+ * Every instance has an epilogue twin: the same name and parameters plus one last token, "e"
+ * (gt_sm90_wg_bf16_tn_t128x16x256_s4_ks4_p16_e), a kernel of its own compiled from the same body
+ * with the epilogue flag set. A twin applies the key's epilogue (bias, relu, bias_relu, gelu,
+ * bias_gelu: gt_kargs_t's epilogue and bias) in fp32 after alpha * acc + beta * C, once per
+ * output element; the plain instance has no epilogue and its machine code is what it was
+ * before twins existed. The token is spelled exactly "e", last, and only for twins. */
 #ifndef GT_KERNEL_NAME_H
 #define GT_KERNEL_NAME_H
 
@@ -76,6 +83,8 @@ typedef struct gt_kparams {
   int cluster_m; /* wg: CTAs along M of a cluster sharing the token tile by TMA multicast
                     (1 = none); others 0 */
   int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */
+  bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its
+                    store step; false: the plain instance, for keys without one */
 } gt_kparams_t;
 
 /* One row of the generated table. threads and smem are what the kernel is launched with. */
@@ -137,6 +146,11 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b);
 
 /* Index of the table row with this exact name, or -1. */
 int gt_kinstance_find(const char *name);
+
+/* Index of the table row that is row idx's counterpart: the epilogue twin of a plain instance,
+ * the plain instance of a twin (the same parameters but the epilogue flag). -1 when idx is not a
+ * row or the table has no counterpart. */
+int gt_kinstance_counterpart(int idx);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,7 @@
-// Split-K reduce: D = alpha * sum_z ws[z] + beta * C, summing the partials in split order so the
-// result is bitwise reproducible. One thread per output element, m fastest (ws and D are both
+// Split-K reduce: D = act(alpha * sum_z ws[z] + beta * C + bias), summing the partials in split
+// order so the result is bitwise reproducible. The epilogue is read at run time (a.epilogue,
+// GT_EPI_NONE for plain instances): one reduce kernel serves the plain instances and their
+// epilogue twins, whose main kernels write raw partials. One thread per output element, m fastest (ws and D are both
 // column-major in m), grid-stride so any m*n fits the launch. The kernels that run this body are
 // generated per architecture (generated/splitk_reduce_<arch>.cu), named by
 // gt_kernel_reduce_symbol.
@@ -22,6 +24,7 @@ template <typename T> __device__ __forceinline__ void splitk_reduce_body(const g
     const int64_t off = row + col * a.ldc;
     float v = a.alpha * s;
     if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    v = epilogue_apply<T>(a, row, v);
     D[off] = T::from_f(v);
   }
 }

@@ -54,7 +54,9 @@ __device__ __forceinline__ void load_tile(uint16_t *s, const uint16_t *g, int64_
   }
 }
 
-template <typename T, bool AK, bool BKM, int BM, int BN, int BK, int WM, int WN, int S, int AL>
+// EPI: the epilogue twin (store_out applies the key's epilogue); false is the plain instance.
+template <typename T, bool AK, bool BKM, int BM, int BN, int BK, int WM, int WN, int S, int AL,
+          bool EPI = false>
 __device__ __forceinline__ void tc_body(const gt_kargs_t &a) {
   // AK: A is K-contiguous (transa = T). BKM: B is K-contiguous (transb = N).
   constexpr int THREADS = WM * WN * 32;
@@ -170,7 +172,7 @@ __device__ __forceinline__ void tc_body(const gt_kargs_t &a) {
       for (int e = 0; e < 4; e++) {
         const int64_t row = m0 + wm * WTM + mt * 16 + g + (e >> 1) * 8;
         const int64_t col = n0 + wn * WTN + nt * 8 + q * 2 + (e & 1);
-        if (row < M && col < N) store_out<T>(a, row, col, acc[mt][nt][e]);
+        if (row < M && col < N) store_out<T, EPI>(a, row, col, acc[mt][nt][e]);
       }
 }
 

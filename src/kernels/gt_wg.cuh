@@ -19,7 +19,8 @@
 // sums rows [r*R, (r+1)*R) of the tile, R = ceil(BM/KS), over ranks 0..KS-1 in that fixed
 // order through distributed shared memory (deterministic), applies alpha/beta and writes D; a
 // second barrier keeps every partial alive until it has been read. KS = 1 is the same code
-// with a CTA barrier.
+// with a CTA barrier. An epilogue twin (EPI) applies the key's epilogue in that same step, so
+// once per element, after the sum over the splits.
 //
 // Token multicast (CM > 1): the CM CTAs along M of a cluster (CM x 1 x KS) share one token tile and
 // K split. Each loads BN/CM token rows per box with TMA multicast into the same offset of every
@@ -182,8 +183,10 @@ template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// EPI: the epilogue twin (the thread that writes an element of D applies the key's epilogue to
+// it, after the cluster's split-K sum); false is the plain instance.
 template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW,
-          bool AMN, bool BMN>
+          bool AMN, bool BMN, bool EPI = false>
 __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
@@ -399,6 +402,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     const int64_t off = grow + gcol * a.ldc;
     float v = a.alpha * sum;
     if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = epilogue_apply<T>(a, grow, v);
     D[off] = T::from_f(v);
   }
   // No CTA leaves while a peer may still read its partial or arrive on its barriers.

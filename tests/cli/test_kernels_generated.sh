@@ -42,6 +42,73 @@ illegal wg_multicast_partial_swizzle_group wg \
 illegal wg_two_warpgroups_odd_split wg \
   '{"t": [[40, 64, 64]], "s": [4], "ks": [1], "p": [4], "w": [2]}' 'two consumer warpgroups'
 
+# ---- epilogue twins ---------------------------------------------------------------------------
+# Every instance of space.json has its epilogue twin (the plain name + "_e"), listed after all
+# plain instances, generated into files of their own: the plain files hold no twin and no
+# kernel body with its epilogue flag set.
+GEN="$SRC/src/kernels/gen_instances.py"
+expect_exit 0 "the instances are listed" python3 "$GEN" --list
+LIST=$OUT_TXT
+expect_exit 0 "every plain instance has one twin, listed after every plain instance" \
+  python3 - "$LIST" <<'PY'
+import sys
+names = sys.argv[1].split()
+plain = [n for n in names if not n.endswith("_e")]
+twins = [n for n in names if n.endswith("_e")]
+assert plain and twins == [n + "_e" for n in plain], "twins are not the plain list + _e"
+assert names == plain + twins, "a plain instance after a twin"
+print("%d plain instances, %d twins" % (len(plain), len(twins)))
+PY
+expect_grep "the counts are printed" '^[0-9]+ plain instances, [0-9]+ twins$'
+OUT_TXT=$(cat "$SRC"/src/kernels/generated/*_e_*.cu)
+expect_grep "a twin's body sets the epilogue flag" \
+  '^  gtk::decode_body<gtk::bf16, 1, 4, 4, 2, 8, true>\(a\);$'
+expect_grep "a twin's symbol is its name" '^gt_sm90_wg_bf16_tn_t64x8x256_s2_ks1_p8_e\('
+expect_exit 0 "each twin is its plain instance's body plus the flag, in a twins' file" \
+  python3 - "$SRC/src/kernels/generated" <<'PY'
+import glob, os, re, sys
+body = {}  # kernel name -> (file, body)
+for f in glob.glob(os.path.join(sys.argv[1], "*.cu")):
+    text = open(f).read()
+    for name, b in re.findall(r"^(gt_\w+)\(const __grid_constant__ gt_kargs_t a\) \{\n  (.*)$",
+                              text, re.M):
+        body[name] = (os.path.basename(f), b)
+twins = [n for n in body if n.endswith("_e")]
+assert twins
+for t in twins:
+    tf, tb = body[t]
+    pf, pb = body[t[:-2]]
+    assert re.search(r"_e_[0-9]+\.cu$", tf), "%s is in %s" % (t, tf)
+    assert not re.search(r"_e_[0-9]+\.cu$", pf), "%s is in %s" % (t[:-2], pf)
+    assert tb == pb.replace(">(a);", ", true>(a);"), "%s: %s vs %s" % (t, tb, pb)
+print("%d twins checked against their plain instances" % len(twins))
+PY
+expect_grep "every twin was checked" '^[0-9]+ twins checked'
+# A space without the key generates plain instances only; a malformed value is refused.
+epi_space() { # epi_space NAME VALUE_JSON
+  python3 - "$SRC/src/kernels/space.json" "$TMP/epi_$1.json" "$2" <<'PY'
+import json, sys
+space = json.load(open(sys.argv[1]))
+for fam in space["families"].values():
+    if sys.argv[3] == "absent":
+        fam.pop("epilogue", None)
+    else:
+        fam["epilogue"] = json.loads(sys.argv[3])
+json.dump(space, open(sys.argv[2], "w"))
+PY
+}
+epi_space absent absent
+expect_exit 0 "a space without epilogue lists" python3 "$GEN" --space "$TMP/epi_absent.json" --list
+expect_nogrep "it has no twins" '_e$'
+PLAIN_ONLY=$(grep -c . <<<"$OUT_TXT")
+TWINS_TOO=$(grep -c . <<<"$LIST")
+if [ $((2 * PLAIN_ONLY)) = "$TWINS_TOO" ]; then ok "twins double the instances ($PLAIN_ONLY -> $TWINS_TOO)"
+else bad "twins double the instances ($PLAIN_ONLY -> $TWINS_TOO)"; fi
+epi_space not_bool '[false, 1]'
+expect_exit 2 "a non-boolean epilogue value is refused" \
+  python3 "$GEN" --space "$TMP/epi_not_bool.json" --list
+expect_grep "the rule is named" 'epilogue is a list of distinct booleans'
+
 # ---- the architecture is data: a second, test-only architecture ---------------------------------
 # tests/data/space_dummy_arch.json adds sm99 (target sm_99a, compute capability 9.9, 99 KB of
 # shared memory) beside sm90: decode builds for both, wg for sm90 only. Nothing outside the

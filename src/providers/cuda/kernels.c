@@ -8,7 +8,12 @@
  * but should not be raced (register spills, re-streaming weights, an oversized tokens tile, a
  * grid that leaves most SMs idle, empty splits); enumerate applies both, and when pruning would
  * leave no own candidate at all it keeps the one with the largest grid, so every bf16/f16
- * problem has an own candidate for the tuner to race. */
+ * problem has an own candidate for the tuner to race.
+ *
+ * Epilogues: every instance has an epilogue twin (its name plus "_e", gt_kernel_name.h) that
+ * applies the key's epilogue (bias, relu, bias_relu, gelu, bias_gelu) in its store step. A key
+ * with an epilogue runs on the twins only, a key without one on the plain instances only, each
+ * excluding the other with its reason; the kernel arguments carry the epilogue and the bias. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,6 +29,7 @@
 #include "kernels/gt_kernel_fns.h"
 #include "kernels/gt_kernel_name.h"
 #include "providers/gt_provider.h"
+#include "providers/gt_reference.h"
 #include "gt_cuda_kernel_names.h"
 #include "platform/gt_cudalib.h"
 
@@ -186,6 +192,10 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) 
 
 /* ---- rules --------------------------------------------------------------------------------- */
 
+static bool epi_has_bias(gt_epilogue_t e) {
+  return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
+}
+
 static const char *lay_str(gt_trans_t a, gt_trans_t b) {
   static const char *const k[2][2] = {{"NN", "NT"}, {"TN", "TT"}};
   return k[a == GT_TRANS_T][b == GT_TRANS_T];
@@ -221,8 +231,22 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
                     lay_str(p->transa, p->transb)),
            false;
   if (p->batch != 1) return snprintf(why, cap, "not batched (batch=%lld)", (long long)p->batch), false;
-  if (p->epilogue != GT_EPI_NONE)
-    return snprintf(why, cap, "no %s epilogue", gt_epilogue_name(p->epilogue)), false;
+  // Epilogue: a key with one runs on the epilogue twins, which apply it when they store D; a
+  // key without one on the plain instances (a twin would compute it too, under a second name
+  // for the same kernel body, and the plain machine code is the one measured without).
+  if ((unsigned)p->epilogue >= GT_EPI__COUNT)
+    return snprintf(why, cap, "unknown epilogue %d", (int)p->epilogue), false;
+  if (p->epilogue != GT_EPI_NONE && !kp->epilogue)
+    return snprintf(why, cap, "plain instance: the key has a %s epilogue, its _e twin is listed",
+                    gt_epilogue_name(p->epilogue)),
+           false;
+  if (p->epilogue == GT_EPI_NONE && kp->epilogue)
+    return snprintf(why, cap, "epilogue twin: for keys with an epilogue"), false;
+  // The twins read the bias as D's type (what cuBLASLt takes for a bf16/f16 D).
+  if (epi_has_bias(p->epilogue) && gt_reference_bias_type(p) != p->d_type)
+    return snprintf(why, cap, "reads a bias of D's type %s; the key's bias is %s",
+                    gt_dtype_name(p->d_type), gt_dtype_name(gt_reference_bias_type(p))),
+           false;
   // Alignment: vector loads need every row start aligned, i.e. ld a multiple of the vector.
   if (kp->vec > 1 && (p->lda % kp->vec || p->ldb % kp->vec))
     return snprintf(why, cap, "lda=%lld, ldb=%lld not multiples of %d elements (%d-byte loads)",
@@ -261,7 +285,8 @@ static bool smaller_tile_exists(const gt_kparams_t *kp, int64_t n) {
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *q = &gt_kinstances[i].params;
     if (q->family == kp->family && q->dtype == kp->dtype && q->transa == kp->transa &&
-        q->transb == kp->transb && q->tile_n >= n && q->tile_n < kp->tile_n)
+        q->transb == kp->transb && q->epilogue == kp->epilogue && q->tile_n >= n &&
+        q->tile_n < kp->tile_n)
       return true;
   }
   return false;
@@ -479,6 +504,9 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->args.ldc = p->ldc;
   st->args.kchunk = g.kchunk;
   st->args.splits = in->params.splitk;
+  /* Plain instances (and their reduce kernel) see GT_EPI_NONE: the hard rules keep them off
+   * keys with an epilogue. */
+  st->args.epilogue = in->params.epilogue ? (int)p->epilogue : (int)GT_EPI_NONE;
   st->cluster_x = g.cluster_x;
   st->cluster_z = g.cluster_z;
   if (st->ws_needed) {
@@ -642,6 +670,12 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: A or B is not %zu-byte aligned", in->name, vbytes);
   if (!aligned(ops->D, 2) || (ops->C && !aligned(ops->C, 2)))
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: C or D is not 2-byte aligned", in->name);
+  const bool bias = epi_has_bias((gt_epilogue_t)st->args.epilogue);
+  if (bias && !ops->bias)
+    return gt_err_set(GT_ERR_USAGE, "%s: the %s epilogue needs a bias vector", in->name,
+                      gt_epilogue_name((gt_epilogue_t)st->args.epilogue));
+  if (bias && !aligned(ops->bias, 2))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: the bias is not 2-byte aligned", in->name);
   if (st->ws_needed && (!ops->workspace || ops->ws_size < st->ws_needed ||
                         !aligned(ops->workspace, sizeof(float))))
     return gt_err_set(GT_ERR_USAGE, "%s: needs a %zu-byte workspace (got %zu)", in->name,
@@ -657,6 +691,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   a.beta = beta;
   a.beta_nonzero = beta != 0.0f;
   a.evict_first = g_wg_evict_first;
+  a.bias = bias ? ops->bias : NULL;
   void *args[] = {&a};
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
@@ -682,7 +717,7 @@ const gt_provider_t gt_provider_kernels = {
     .name = "kernels",
     .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
                    "decode/skinny), tc (generic tensor-core tiles), wg (Hopper TMA + wgmma "
-                   "decode/skinny)",
+                   "decode/skinny), each instance with an epilogue twin (_e: bias, relu, gelu)",
     .backend = GT_BACKEND_CUDA,
     .init = kernels_init,
     .lib_version = kernels_lib_version,
