@@ -54,6 +54,9 @@ for s in "${stages[@]}"; do
       TAIL=60 run_stage tests ${T_TESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 600" ;;
     ktests)
       TAIL=60 run_stage ktests ${T_KTESTS:-180} bash -c "cd '$build' && ctest --output-on-failure -R 'gpu_test_kernels|test_kernel_names' --timeout 150" ;;
+    kernels_bias)
+      # Biased keys against the application's own cublasLtMatmul bias path, and the fused cost.
+      run_stage kernels_bias ${T_KERNELS:-300} env OUT="$work/kernels_bias" bash "$root/bench/kernels_bench.sh" "$build" --epilogue bias ;;
     kernels)
       run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
     probe21)

@@ -103,7 +103,7 @@ declare -A vrc
 for b in $BATCHES; do
   stage "c. verify, batch $b ($RUNS+$RUNS end-to-end runs)"
   timeout -k 5 200 "$GT" verify --db "$DB" --runs "$RUNS" --warmup "$WARMUP" --timeout 120 \
-    --keep "$OUT/verify-b$b" \
+    --keep "$OUT/verify-b$b" --json "$OUT/verify-b$b.json" \
     -- "$WRAP" --batch "$b" --prompt-len "$PROMPT_LEN" --graph --reps "$REPS" >"$OUT/verify-b$b.log" 2>&1
   vrc[$b]=$?
   # everything but the blocks of DB rows this batch size does not issue (the other batch's)
