@@ -63,8 +63,9 @@ gt_status_t gt_ctx_create(int device, gt_ctx_t **out);
 
 /* Load tuned DBs from a colon-separated list of paths (the first file listing a key wins), adding
  * to what is loaded, and forget cached decisions. Every file is tried: a missing or malformed
- * file contributes no rows and the call returns the first such failure (gt_err_msg names
- * file:line), while the rows of the good files stay loaded. */
+ * file contributes no rows and the call returns the first such failure (GT_ERR_NOT_FOUND for a
+ * missing file, GT_ERR_DATA for a malformed one; gt_err_msg names file:line), while the rows of
+ * the good files stay loaded. */
 gt_status_t gt_ctx_load_db(gt_ctx_t *ctx, const char *paths);
 
 /* Number of tuned rows loaded (for every device; only this device's can match). */

@@ -201,7 +201,12 @@ static void test_exhaustive_decode_space(void **state) {
     assert_string_equal(back.name, c->name);
     assert_false(back.excluded);
     if (memcmp(back.blob, c->blob, sizeof back.blob) != 0) {
-      if (mismatched++ < 5) printf("#   %s: rebuilt blob differs\n", c->name);
+      if (mismatched++ < 5) {
+        size_t at = 0;
+        while (at < sizeof back.blob && back.blob[at] == c->blob[at]) at++;
+        printf("#   %s: rebuilt blob differs from byte %zu (%02x vs %02x)\n", c->name, at,
+               back.blob[at], c->blob[at]);
+      }
     }
   }
   assert_int_equal(mismatched, 0);

@@ -182,7 +182,7 @@ static void test_hit_runs_the_rows_candidate(void **st) {
   write_db(path, &key, inst, sizeof inst);
   char list[2200];
   snprintf(list, sizeof list, "%s:%s", gt_test_path(F.dir, "missing.csv"), path);
-  assert_int_equal(gt_ctx_load_db(F.ctx, list), GT_ERR_IO);
+  assert_int_equal(gt_ctx_load_db(F.ctx, list), GT_ERR_NOT_FOUND);
   assert_non_null(strstr(gt_err_msg(), "missing.csv"));
   run_and_check("hit", NULL);
   gt_decision_t d;

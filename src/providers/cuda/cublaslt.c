@@ -760,6 +760,11 @@ static gt_status_t heuristic_from_name(const char *name, uint64_t cap, const gt_
 static gt_status_t lt_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
   uint64_t cap;
   if (parse_heuristic(name, &cap)) return heuristic_from_name(name, cap, p, out);
+  if (strncmp(name, GT_LT_HEUR_PREFIX, sizeof GT_LT_HEUR_PREFIX - 1) == 0)
+    return gt_err_set(GT_ERR_DATA,
+                      "cuBLASLt name '%s': the heuristic call is spelled " GT_LT_HEUR_PREFIX
+                      "<bytes>, a byte count from 1 to 2^40 without leading zeros",
+                      name);
   gt_cublaslt_config_t c;
   gt_status_t st = gt_cublaslt_name_parse(name, &c);
   if (st != GT_OK) return st;
