@@ -225,6 +225,10 @@ static gt_status_t config_read(const gt_cublas_api_t *api, const cublasLtMatmulA
 static cublasStatus_t algo_build(const gt_cublas_api_t *api, cublasLtHandle_t h,
                                  const lt_descs_t *d, const gt_cublaslt_config_t *c,
                                  cublasLtMatmulAlgo_t *algo) {
+  /* AlgoInit leaves part of the opaque struct as it found it: start from zeros, so one
+   * configuration always gives the same bytes (a candidate's blob compares equal to the one its
+   * name rebuilds). */
+  memset(algo, 0, sizeof *algo);
   cublasStatus_t s = api->LtMatmulAlgoInit(h, d->compute, d->scale, d->at, d->bt, d->ct, d->dt,
                                            c->algo_id, algo);
   if (s != CUBLAS_STATUS_SUCCESS) return s;
