@@ -23,8 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gt_cli_problem_init(&cp);
   optind = 0; /* glibc: 0 re-initialises getopt completely */
   opterr = 0;
+  static struct option *opts;
+  if (!opts) opts = gt_cli_options(NULL, GT_OPT_PROBLEM, NULL);
   int c, bad = 0;
-  while (!bad && (c = getopt_long(argc, argv, "", gt_cli_problem_options, NULL)) != -1)
+  while (!bad && (c = getopt_long(argc, argv, "", opts, NULL)) != -1)
     if (gt_cli_problem_opt("fuzz", &cp, c, optarg) != 1) bad = 1;
   if (!bad && gt_cli_problem_finish("fuzz", &cp, NULL) == 0) {
     FUZZ_CHECK(gt_problem_validate(&cp.p) == GT_OK);
