@@ -39,7 +39,7 @@ static const char k_help[] =
     "Progress goes to stderr: a live line on a terminal, otherwise a line per shape and one\n"
     "every GEMMTUNE_PROGRESS_S seconds (default 10), each with the whole run's ETA.\n\n"
     "  -o, --output DB        the tuned DB to create or update (required)\n"
-    "  --resume               skip shapes an interrupted run already finished (DB.journal)\n"
+    "  --resume               skip shapes an interrupted run already finished (its DB.journal.PID files)\n"
     "  --shard I/N            tune shard I of N: the shapes are split into N shards of about\n"
     "                         equal estimated cost, the same split in every process; the DB\n"
     "                         goes to DB with .shard-I-of-N before its extension, written even\n"
