@@ -53,6 +53,7 @@ typedef struct opts {
   const char *shapes, *out, *filter, *tokens, *layout;
   int rounds, finalists;
   gt_epilogue_t epilogue; /* --epilogue: GT_EPI_NONE races cublasGemmEx as before */
+  bool fenced;            /* --fenced: gt_measure_opts_t.fenced */
 } opts_t;
 
 /* The baseline's name in the table, the summary and the CSV header. */
@@ -69,7 +70,7 @@ static double now_s(void) {
 static void usage(FILE *f) {
   fprintf(f, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
              " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]"
-             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu]\n");
+             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced]\n");
 }
 
 static void help(void) {
@@ -87,7 +88,11 @@ static void help(void) {
          "                   baseline is cublaslt_heuristic_ws1048576, the own candidates the\n"
          "                   epilogue twins), and time the fused epilogue's cost: the best twin\n"
          "                   against its plain instance on the same shape without it (none: the\n"
-         "                   cublasGemmEx race, the default)\n");
+         "                   cublasGemmEx race, the default)\n"
+         "  --fenced         time every launch after a small plain kernel, as an application's\n"
+         "                   norm or activation precedes its GEMM, so no launch overlaps the\n"
+         "                   previous GEMM's tail (programmatic dependent launch); the separator's\n"
+         "                   own time is subtracted\n");
 }
 
 static bool tokens_selected(const char *list, int64_t n) {
@@ -146,6 +151,7 @@ static bool race_shape(const gt_shape_t *sh, const gt_problem_t *p, const opts_t
   gt_search_opts_t so;
   gt_search_opts_init(&so, GT_BACKEND_CUDA);
   so.measure.seed = 1234567 + si;
+  so.measure.fenced = o->fenced;
   so.providers = "cublas,kernels";
   so.rounds = o->rounds;
   so.finalists = o->finalists;
@@ -377,6 +383,7 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--filter") && v) o->filter = v, i++;
     else if (!strcmp(a, "--tokens") && v) o->tokens = v, i++;
     else if (!strcmp(a, "--layout") && v) o->layout = v, i++;
+    else if (!strcmp(a, "--fenced")) o->fenced = true;
     else if (!strcmp(a, "--epilogue") && v) {
       if (gt_epilogue_parse(v, &o->epilogue) != GT_OK) {
         fprintf(stderr, "kernels_bench: --epilogue '%s': expected none, bias, relu, bias_relu, "

@@ -35,6 +35,12 @@ typedef struct gt_measure_opts {
   int launches;          /* launches per timing sample (graph length on CUDA); 0 = auto */
   double sample_target_us; /* auto launches aim a sample at about this long (default 2000) */
   double timeout_s;      /* a candidate running longer than this is failed (0 = default 10 s) */
+  /* CUDA: every timed launch comes after a one-warp kernel launched plainly, as an application's
+   * norm or activation kernel precedes its GEMM, so no launch overlaps the previous GEMM's tail
+   * through programmatic dependent launch (back-to-back GEMMs of one candidate do overlap). The
+   * separator's own time, timed alone in a graph of as many launches, is subtracted. Host: no
+   * effect. */
+  bool fenced;
 } gt_measure_opts_t;
 
 void gt_measure_opts_init(gt_measure_opts_t *o);

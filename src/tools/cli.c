@@ -225,7 +225,7 @@ int gt_cli_problem_finish(const char *cmd, gt_cli_problem_t *cp, const gt_device
 
 /* ---- search options ----------------------------------------------------------------------- */
 enum {
-  SO_WARM = 2000, SO_ROUNDS, SO_FINALISTS, SO_MINIMP, SO_BUDGET, SO_EXHAUSTIVE, SO_PROVIDERS,
+  SO_WARM = 2000, SO_FENCED, SO_ROUNDS, SO_FINALISTS, SO_MINIMP, SO_BUDGET, SO_EXHAUSTIVE, SO_PROVIDERS,
   SO_DEVICE, SO_INIT, SO_SEED, SO_BACKEND, SO_MAXCAND, SO_ESTIMATE, SO_CPU, SO_SETTLE
 };
 
@@ -302,6 +302,12 @@ static const shared_opt_t k_shared[] = {
     {GT_OPT_RACE, {"estimate", NOARG, 0, SO_ESTIMATE},
      "  --estimate             time each shape's baseline (not gated, one process for the\n"
      "                         whole run), print the sweep's cost estimate and stop\n"},
+    {GT_OPT_TIMING, {"fenced", NOARG, 0, SO_FENCED},
+     "  --fenced               CUDA: time every launch after a small plain kernel, as an\n"
+     "                         application's norm or activation kernel precedes its GEMM: no\n"
+     "                         launch overlaps the previous GEMM's tail through programmatic\n"
+     "                         dependent launch (its own time is subtracted; rows say\n"
+     "                         'graph-fenced')\n"},
     {GT_OPT_TIMING, {"warm", NOARG, 0, SO_WARM},
      "  --warm                 no input rotation (default: cold, inputs rotated over >= 3x the\n"
      "                         last-level cache)\n"},
@@ -416,6 +422,7 @@ int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *
   double d;
   switch (id) {
     case SO_WARM: o->measure.warm = true; return 1;
+    case SO_FENCED: o->measure.fenced = true; return 1;
     case SO_ROUNDS:
       if (parse_pos_int(cmd, "--rounds", arg, &o->rounds) < 0) return -1;
       if (o->rounds < 3) return gt_cli_usage_error(cmd, "--rounds must be >= 3 (a median needs samples)"), -1;

@@ -1,7 +1,7 @@
 /* The CUDA harness, end to end on a GPU: the cuBLAS baseline passes the gate on nn.Linear and odd
  * shapes (every type path, transposes, padding, strided batch, beta != 0, exact integer inputs);
  * the planted wrong candidate is rejected; timing returns positive numbers no faster than the
- * memory roofline, from CUDA-graph replays; a planted fault is reported as a device fault and
+ * memory roofline, from CUDA-graph replays, fenced or not; a planted fault is reported as a device fault and
  * marks the context unusable (in a child process forked before any CUDA call, so this process's
  * context stays clean). Skipped (77) without a GPU. */
 #define _GNU_SOURCE
@@ -239,6 +239,39 @@ static void test_timing_plausible(void **state) {
   H->close(b);
 }
 
+/* Fenced timing: the method says so, and the time left after subtracting the separator is still
+ * no faster than the memory floor (a subtraction that overshoots would show here). */
+static void test_fenced_timing(void **state) {
+  (void)state;
+  const shape_case_t *sc = &k_cublas_cases[1]; /* 1x4096x4096: the launch gap matters most */
+  gt_problem_t p;
+  make_problem(sc, &p);
+  gt_measure_opts_t o = opts_for(GT_INIT_RANDOM);
+  o.fenced = true;
+  struct gt_bench *b = NULL;
+  assert_int_equal(H->open(&p, &o, &b), GT_OK);
+  gt_candidate_t c;
+  candidate(&gt_provider_cublas, "cublas_gemmex_default", &p, &c);
+  struct gt_loaded *l = NULL;
+  assert_int_equal(H->load(b, &c, &l), GT_OK);
+  double us[3];
+  for (int i = 0; i < 3; i++) {
+    gt_status_t s = H->time(b, l, 0, &us[i]);
+    if (s != GT_OK) fail_msg("time: %s", gt_err_msg());
+  }
+  assert_string_equal(H->timing(b, l), "graph-fenced");
+  double floor_us = gt_problem_min_bytes(&p) / (g_dev.peak_gbps * 1e3);
+  printf("# fenced cublas 1x4096x4096: %.2f %.2f %.2f us (floor %.2f us)\n", us[0], us[1], us[2],
+         floor_us);
+  for (int i = 0; i < 3; i++) {
+    assert_true(isfinite(us[i]));
+    assert_true(us[i] >= 0.9 * floor_us);
+    assert_true(us[i] < 5000.0);
+  }
+  H->unload(l);
+  H->close(b);
+}
+
 static void test_planted_fault_reported(void **state) {
   (void)state;
   if (g_fault_child_status != 0)
@@ -307,6 +340,7 @@ int main(void) {
       cmocka_unit_test(test_cublas_baseline_passes_gate),
       cmocka_unit_test(test_planted_wrong_candidate_rejected),
       cmocka_unit_test(test_timing_plausible),
+      cmocka_unit_test(test_fenced_timing),
       cmocka_unit_test(test_planted_fault_reported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -309,7 +309,16 @@ __global__ void compare_kernel(gt_cuk_gemm_t g, const void *D, const double *ref
   block_add(checked, &acc->checked);
 }
 
+__global__ void fence_kernel(unsigned *word) {
+  if (threadIdx.x == 0) atomicAdd(word, 1u);
+}
+
 }  // namespace
+
+extern "C" cudaError_t gt_cuk_fence(unsigned *word, cudaStream_t s) {
+  fence_kernel<<<1, 32, 0, s>>>(word);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t gt_cuk_fill_random(void *buf, gt_dtype_t t, size_t count, uint64_t seed,
                                           bool ints, int range, cudaStream_t s) {

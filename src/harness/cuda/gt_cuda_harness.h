@@ -28,6 +28,11 @@ extern "C" {
 cudaError_t gt_cuk_fill_random(void *buf, gt_dtype_t t, size_t count, uint64_t seed, bool ints,
                                int range, cudaStream_t s);
 
+/* The separator of fenced timing (gt_measure_opts_t.fenced): one warp increments *word, so the
+ * kernel has a side effect and cannot be dropped, and it never triggers programmatic dependent
+ * launch, so a PDL kernel after it starts only when it has finished. */
+cudaError_t gt_cuk_fence(unsigned *word, cudaStream_t s);
+
 /* Fill count elements of elem_size bytes each with the byte pattern pat (elem_size <= 8). */
 cudaError_t gt_cuk_fill_pattern(void *buf, size_t elem_size, size_t count, const void *pat,
                                 cudaStream_t s);
