@@ -2,7 +2,7 @@
 # One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
-#   [layouts] [probe21] [torch] [verify] [biased] ...
+#   [layouts] [probe21] [torch] [verify] [biased] [fenced] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,6 +70,15 @@ for s in "${stages[@]}"; do
       TAIL=90 run_stage nnclient ${T_NNCLIENT:-420} bash "$root/bench/layout_verify.sh" "$build" "$work/nnclient" ;;
     kernels_nopdl)
       TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GEMMTUNE_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
+    fenced)
+      # The same rows timed back to back (a GEMM's launch may overlap the previous GEMM's tail
+      # through programmatic dependent launch) and fenced (a plain kernel before every launch,
+      # as an application's norm or activation precedes its GEMM): how much of the own kernels'
+      # lead is overlap an application does not give them.
+      for mode in plain fenced; do
+        flag=(); [ "$mode" = fenced ] && flag=(--fenced)
+        TAIL=20 run_stage "kernels_$mode" ${T_KERNELS:-200} env OUT="$work/kernels_$mode" bash "$root/bench/kernels_bench.sh" "$build" --filter "${FENCE_FILTER:-70b}" --tokens "${FENCE_TOKENS:-1,8}" "${flag[@]}"
+      done ;;
     makerun)
       TAIL=40 run_stage makerun ${T_MAKERUN:-150} bash "$root/examples/run.sh" "$build" ;;
     space)
