@@ -71,7 +71,11 @@ def man_page(version, top, helps):
         out += [roff_escape(l) for l in text.rstrip("\n").splitlines()]
         out += [".fi"]
     out += [".SH SEE ALSO", "The README of the gemmtune sources: the loop, the DB format, the "
-            "environment variables (GEMMTUNE_DB, GEMMTUNE_LOG, GEMMTUNE_CAPTURE, ...).", ""]
+            "environment variables (GEMMTUNE_DB, GEMMTUNE_LOG, GEMMTUNE_CAPTURE, ...).",
+            ".PP",
+            "docs/scale-out.md of the sources: tune \\-\\-shard under a Slurm array, srun, "
+            "mpirun, torchrun and GNU parallel, which GPU each process takes, and deploying "
+            "the merged DB to every rank.", ""]
     return "\n".join(out)
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing gemmtune needs and a fresh Debian/Ubuntu machine may lack:
-# a C compiler, make, CMake, cmocka, and clang for the fuzz targets (fuzz/run.sh: libFuzzer and
-# the sanitizer runtimes come with Debian's clang). Does nothing when they are present. The CUDA toolkit is
-# optional (without it the CPU parts build and test) and is never installed here.
+# a C compiler, make, CMake, cmocka, clang for the fuzz targets (fuzz/run.sh: libFuzzer and
+# the sanitizer runtimes come with Debian's clang), and the launchers the scale-out recipes are
+# tested with (docs/scale-out.md: Open MPI's mpirun, GNU parallel). Does nothing when they are
+# present. The CUDA toolkit is optional (without it the CPU parts build and test) and is never
+# installed here.
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
@@ -20,6 +22,11 @@ done
 if ! command -v clang >/dev/null 2>&1 || [ "$have_fuzzer" = 0 ]; then
   need+=(clang)
 fi
+# The scale-out recipe tests (tests/cli/test_scaleout_*.sh) skip without them.
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+# moreutils has a `parallel` of its own, with other options: the recipes need GNU parallel.
+# (A here-string, not a pipe: under pipefail grep -q's early exit can fail the pipeline.)
+grep -q 'GNU parallel' <<<"$(parallel --version 2>/dev/null || true)" || need+=(parallel)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

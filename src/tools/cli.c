@@ -430,7 +430,7 @@ int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *
     case SO_FINALISTS: return parse_pos_int(cmd, "--finalists", arg, &o->finalists);
     case SO_MAXCAND: return parse_pos_int(cmd, "--max-candidates", arg, &o->max_candidates);
     case SO_DEVICE:
-      cs->gpu_asked = true;
+      cs->gpu_asked = cs->device_given = true;
       return parse_pos_int(cmd, "--device", arg, &o->measure.device);
     case SO_MINIMP:
       if (parse_pos_double(cmd, "--min-improvement", arg, &d) < 0) return -1;

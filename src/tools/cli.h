@@ -44,6 +44,7 @@ typedef struct gt_cli_search {
   bool quiet;
   bool settle_given;
   bool gpu_asked;           /* --backend cuda or --device N: a GPU was asked for */
+  bool device_given;        /* --device N: a launcher's local rank does not pick the GPU */
   char note[400];           /* why auto fell back to the host (gt_cli_backend_note prints it) */
 } gt_cli_search_t;
 void gt_cli_search_init(gt_cli_search_t *cs);

@@ -10,29 +10,34 @@
 
 static const char k_merge_help[] =
     "Usage: gemmtune merge INPUT... -o OUT.db [--prefer first|last] [--mixed]\n\n"
-    "Merges tuned DBs (shards of one sweep, or DBs from several runs). An INPUT is a DB or a\n"
-    "folder, which stands for every *.db file in it; one input is enough (it is checked and\n"
-    "copied). Inputs are merged in the order of their paths, whatever order they are given in,\n"
-    "so the result is the same for every ordering. DBs from different devices or library\n"
-    "versions (the #device and #...-lib lines) are refused with both values named, unless\n"
-    "--mixed says the mix is meant (their rows differ in the key's device fields anyway). Rows for\n"
-    "the same key are arbitrated only when they were measured the same way (same timing\n"
+    "Merges tuned DBs (the shards of one sweep, the DB.shard-I-of-N.db files of tune's shards, or\n"
+    "DBs from several runs) into one. An INPUT is a DB or a folder, which stands for every *.db\n"
+    "file in it; one input is enough (it is checked and copied), and a shard's empty DB is a\n"
+    "valid input. Without --prefer, inputs are merged in the order of their paths, whatever order\n"
+    "they are given in, so every ordering writes the same bytes. DBs from different devices or\n"
+    "library versions (the #device and #...-lib lines) are refused with both values named, unless\n"
+    "--mixed says the mix is meant (their rows differ in the key's device fields anyway). Rows\n"
+    "for the same key are arbitrated only when they were measured the same way (same timing\n"
     "method): the faster row is kept and the choice is reported. Rows measured differently are\n"
     "not comparable: the merge stops with exit 65, lists both facts, and writes nothing, unless\n"
-    "--prefer says which side wins. OUT is written atomically; it may be one of the inputs.\n\n"
+    "--prefer says which side wins. OUT is written atomically; it may be one of the inputs.\n"
+    "Deploy the one merged DB to every rank of a tensor-parallel job, so that every rank picks\n"
+    "the same kernel for the same key (docs/scale-out.md).\n\n"
     "  -o, --output OUT       the merged DB (required)\n"
-    "  --prefer first|last    resolve conflicts in favour of the earlier or later input\n"
+    "  --prefer first|last    resolve conflicts in favour of the earlier or later input, in\n"
+    "                         the order given (a folder's files in path order at its place)\n"
     "  --mixed                merge DBs of different devices or library versions\n"
     "  -q, --quiet            report conflicts only\n\n";
 
 
 static const char k_merge_examples[] =
     "Examples:\n"
-    "  gemmtune merge shard0.db shard1.db shard2.db -o tuned.db\n"
-    "  gemmtune merge parts/ -o tuned.db                           # every shard tune wrote there\n"
+    "  gemmtune merge parts -o tuned.db           # every shard DB tune wrote in parts/\n"
+    "  gemmtune merge parts/tuned.shard-*-of-8.db -o tuned.db   # the same, named one by one\n"
     "  gemmtune merge tuned.db new.db -o tuned.db --prefer last   # new facts win conflicts\n\n"
-    "Exit status: 0; 64 usage; 65 malformed DB or a conflict (nothing written); 66 missing\n"
-    "DB; 74 the output cannot be written.\n";
+    "Exit status: 0; 64 usage; 65 malformed DB, a conflict or DBs of different devices or\n"
+    "libraries (nothing written); 66 missing DB or a folder without one; 74 the output cannot\n"
+    "be written.\n";
 
 static const char k_explain_help[] =
     "Usage: gemmtune explain DB (KEY... | PROBLEM) [--format F]\n\n"
@@ -60,7 +65,8 @@ typedef struct {
 
 static void report(void *ctx, const char *line) {
   report_ctx_t *r = ctx;
-  if (!r->quiet || strstr(line, "conflict")) fprintf(stderr, "%s\n", line);
+  /* Conflict lines start with the word; a summary's "0 conflicts" is not one. */
+  if (!r->quiet || strncmp(line, "conflict", 8) == 0) fprintf(stderr, "%s\n", line);
 }
 
 enum { M_OUT = 'o', M_PREFER = 4000, M_HELP, M_MIXED, M_QUIET = 'q' };
@@ -89,21 +95,31 @@ static int cmp_path(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The inputs as paths: a folder stands for its *.db files. Sorted, duplicates dropped, so the
- * merge does not depend on the order they were given in. Returns 0 or the exit code. */
-static int collect_inputs(int argc, char **argv, inputs_t *in) {
+static bool inputs_have(const inputs_t *in, size_t upto, const char *path) {
+  for (size_t i = 0; i < upto; i++)
+    if (strcmp(in->v[i], path) == 0) return true;
+  return false;
+}
+
+/* The inputs as paths: a folder stands for its *.db files, in path order. Without --prefer
+ * (keep_order false) all of them are sorted, so the merge does not depend on the order they
+ * were given in; with it the order given is the precedence --prefer first|last names, a
+ * folder's files in path order at its place. A path given twice counts once. Returns 0 or the
+ * exit code. */
+static int collect_inputs(int argc, char **argv, bool keep_order, inputs_t *in) {
   for (int i = optind; i < argc; i++) {
     struct stat st;
+    size_t before = in->n;
     if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
       DIR *d = opendir(argv[i]);
       if (!d) return gt_cli_fail("merge", gt_err_set(GT_ERR_IO, "%s: cannot read the folder", argv[i]));
-      size_t before = in->n;
       struct dirent *e;
       while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
         if (l < 4 || strcmp(e->d_name + l - 3, ".db") != 0 || e->d_name[0] == '.') continue;
         char p[4096];
-        snprintf(p, sizeof p, "%s/%s", argv[i], e->d_name);
+        snprintf(p, sizeof p, "%s%s%s", argv[i], argv[i][strlen(argv[i]) - 1] == '/' ? "" : "/",
+                 e->d_name);
         struct stat fs;
         if (stat(p, &fs) == 0 && S_ISREG(fs.st_mode) && !inputs_add(in, p)) break;
       }
@@ -111,16 +127,19 @@ static int collect_inputs(int argc, char **argv, inputs_t *in) {
       if (in->n == before)
         return gt_cli_fail("merge", gt_err_set(GT_ERR_NOT_FOUND, "%s: a folder with no *.db file",
                                                argv[i]));
+      /* readdir's order is the file system's: a folder's files go in path order. */
+      qsort(in->v + before, in->n - before, sizeof *in->v, cmp_path);
       continue;
     }
     int rc = gt_cli_need_file("merge", NULL, argv[i]);
     if (rc) return rc;
     if (!inputs_add(in, argv[i])) return gt_cli_fail("merge", gt_err_set(GT_ERR_NOMEM, "out of memory"));
   }
-  qsort(in->v, in->n, sizeof *in->v, cmp_path);
+  if (!keep_order) qsort(in->v, in->n, sizeof *in->v, cmp_path);
   size_t w = 0;
   for (size_t i = 0; i < in->n; i++) {
-    if (w && strcmp(in->v[w - 1], in->v[i]) == 0) {
+    bool dup = keep_order ? inputs_have(in, w, in->v[i]) : w && strcmp(in->v[w - 1], in->v[i]) == 0;
+    if (dup) {
       free(in->v[i]);
       continue;
     }
@@ -183,7 +202,7 @@ int gt_cmd_merge(int argc, char **argv) {
   if (!out) return gt_cli_usage_error("merge", "-o OUT is required");
   if (argc - optind < 1) return gt_cli_usage_error("merge", "give the DBs (or a folder of them) to merge");
   inputs_t in = {0};
-  int crc = collect_inputs(argc, argv, &in);
+  int crc = collect_inputs(argc, argv, prefer != 0, &in);
   if (crc) return inputs_free(&in), crc;
   /* Merges into one OUT (OUT among the inputs: `merge OUT shard.db -o OUT`, from many processes
    * at once) must each see the others' rows: the lock on OUT's directory is held from before

@@ -41,11 +41,20 @@ static const char k_help[] =
     "  -o, --output DB        the tuned DB to create or update (required)\n"
     "  --resume               skip shapes an interrupted run already finished (its DB.journal.PID files)\n"
     "  --shard I/N            tune shard I of N: the shapes are split into N shards of about\n"
-    "                         equal estimated cost, the same split in every process; the DB\n"
-    "                         goes to DB with .shard-I-of-N before its extension, written even\n"
-    "                         when the shard is empty; merge the shards after\n"
-    "  --shard auto           I and N from the launcher (srun, a Slurm array, mpirun, torchrun;\n"
-    "                         the device from the local rank unless CUDA_VISIBLE_DEVICES picks it)\n"
+    "                         equal estimated cost, from the shapes file and the device's\n"
+    "                         roofline alone, so every process computes the same split; the\n"
+    "                         DB is DB.shard-I-of-N.db (-o parts/tuned.db, shard 1 of 4:\n"
+    "                         parts/tuned.shard-1-of-4.db, its folder made), written even when\n"
+    "                         the shard is empty; merge the shards into one DB after\n"
+    "  --shard auto           I and N from the launcher that started this process, printed at\n"
+    "                         start: torchrun (RANK, WORLD_SIZE), mpirun (OMPI_COMM_WORLD_RANK,\n"
+    "                         _SIZE), MPICH (PMI_RANK, PMI_SIZE), srun (SLURM_PROCID,\n"
+    "                         SLURM_NTASKS), a Slurm array (SLURM_ARRAY_TASK_ID, _COUNT, _MIN,\n"
+    "                         times the tasks inside each); the CUDA device is the local rank\n"
+    "                         (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,\n"
+    "                         SLURM_LOCALID), 0 when CUDA_VISIBLE_DEVICES lists one device,\n"
+    "                         the local rank modulo the count when it lists several; --device\n"
+    "                         overrides\n"
     "  --shard N              with --estimate: print the plan for N shards and stop\n"
     "  --isolate / --no-isolate  run each shape in a worker process (default: on for CUDA)\n"
     "  --shape-timeout S      kill a worker silent for S seconds (default 120)\n"
@@ -57,10 +66,11 @@ static const char k_examples[] =
     "  gemmtune tune shapes.csv -o tuned.db --estimate          # what a full run would cost\n"
     "  gemmtune tune shapes.csv -o tuned.db --budget 3 --finalists 4 --rounds 9\n"
     "  gemmtune tune shapes.csv -o tuned.db --shard 1/4   # writes tuned.shard-1-of-4.db\n"
-    "  mpirun -np 4 gemmtune tune shapes.csv -o parts/tuned.db --shard auto && \\\n"
-    "    gemmtune merge parts -o tuned.db\n"
+    "  mpirun -np 8 gemmtune tune shapes.csv -o parts/tuned.db --shard auto && \\\n"
+    "    gemmtune merge parts -o tuned.db   # one GPU per rank, then one DB for every rank\n"
     "  gemmtune tune shapes.csv -o tuned.db --estimate --shard 8   # the 8-way plan\n"
-    "  gemmtune tune shapes.csv -o tuned.db --resume             # continue a killed run\n\n"
+    "  gemmtune tune shapes.csv -o tuned.db --resume             # continue a killed run\n"
+    "  (Slurm arrays, srun, torchrun, GNU parallel and deploying: docs/scale-out.md)\n\n"
     "Exit status: 0 every shape tuned (improved or not); 1 a shape failed; 64 usage (an unknown\n"
     "provider too); 65 malformed shapes file or DB; 66 missing shapes file; 69 no GPU with\n"
     "--backend cuda; 74 the DB cannot be written.\n";
@@ -342,8 +352,9 @@ typedef struct tune_run {
   const char *out, *shapes_path;
   bool resume;
   int isolate, shard_i, shard_n;
+  bool sharded;                     /* --shard I/N or auto: this run tunes one shard */
   bool shard_auto, shard_plan_only; /* --shard auto; --shard N (the plan alone) */
-  int *plan;                        /* shape -> shard, when shard_n > 1 */
+  int *plan;                        /* shape -> shard, when sharded or plan_only */
   char out_shard[1024];             /* the shard's DB path */
   double shape_timeout;
   /* inputs */
@@ -366,66 +377,94 @@ typedef struct tune_run {
   char failures[4096];
 } tune_run_t;
 
+/* The most shards a run is split into: far more than the GPUs of any job, few enough that a
+ * plan's per-shard table stays small. */
+#define GT_TUNE_MAX_SHARDS 4096
+
 /* --shard I/N, auto or N. Returns -1 when it parsed, else the exit code. */
 static int parse_shard(tune_run_t *r, const char *arg) {
   char tail;
+  r->sharded = r->shard_auto = r->shard_plan_only = false; /* the last --shard counts */
   if (strcmp(arg, "auto") == 0) {
-    r->shard_auto = true;
+    r->sharded = r->shard_auto = true;
     return -1;
   }
   if (sscanf(arg, "%d/%d%c", &r->shard_i, &r->shard_n, &tail) == 2 && r->shard_n >= 1 &&
-      r->shard_n <= 4096 && r->shard_i >= 0 && r->shard_i < r->shard_n)
+      r->shard_n <= GT_TUNE_MAX_SHARDS && r->shard_i >= 0 && r->shard_i < r->shard_n) {
+    r->sharded = true;
     return -1;
-  if (sscanf(arg, "%d%c", &r->shard_n, &tail) == 1 && r->shard_n >= 1 && r->shard_n <= 4096) {
+  }
+  if (sscanf(arg, "%d%c", &r->shard_n, &tail) == 1 && r->shard_n >= 1 &&
+      r->shard_n <= GT_TUNE_MAX_SHARDS) {
     r->shard_i = 0;
     r->shard_plan_only = true;
     return -1;
   }
-  return gt_cli_usage_error("tune", "--shard wants I/N with 0 <= I < N <= 4096, auto, or N "
-                                    "(with --estimate), got '%s'", arg);
+  r->shard_n = 1;
+  return gt_cli_usage_error("tune", "--shard wants I/N with 0 <= I < N <= %d, auto, or N "
+                                    "(with --estimate), got '%s'", GT_TUNE_MAX_SHARDS, arg);
 }
 
 static const char *env_get(const char *name) { return getenv(name); }
 
 /* --shard auto: the rank and world size from the launcher, and the GPU from the local rank
- * unless --device or CUDA_VISIBLE_DEVICES chose it. Says what it read. Returns -1 or the exit code. */
+ * (gt_shard_device: counted within CUDA_VISIBLE_DEVICES) unless --device chose it or the run
+ * is on the host. Says what it read. Returns -1 or the exit code. */
 static int shard_from_launcher(tune_run_t *r) {
   gt_shard_env_t e;
   gt_status_t s = gt_shard_env_read(env_get, &e);
   if (s != GT_OK) return gt_cli_usage_error("tune", "--shard auto: %s", gt_err_msg());
+  if (e.size > GT_TUNE_MAX_SHARDS)
+    return gt_cli_usage_error("tune", "--shard auto: %d ranks (%s), more than %d shards",
+                              e.size, e.vars, GT_TUNE_MAX_SHARDS);
   r->shard_i = e.rank, r->shard_n = e.size;
-  char dev[96] = "";
+  char dev[512] = "";
   const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-  if (e.local_rank >= 0 && !r->cs.gpu_asked) {
-    int listed = 0;
-    if (cvd && *cvd) {
-      listed = 1;
-      for (const char *c = cvd; *c; c++) listed += *c == ',';
-    }
-    /* One device listed: the launcher gave each rank its own. Several: share them by rank. */
-    r->cs.so.measure.device = listed == 1 ? 0 : listed > 1 ? e.local_rank % listed : e.local_rank;
-    snprintf(dev, sizeof dev, "; CUDA device %d (local rank %d%s%s)", r->cs.so.measure.device,
-             e.local_rank, cvd && *cvd ? ", CUDA_VISIBLE_DEVICES=" : "", cvd && *cvd ? cvd : "");
+  int listed = 0, d = gt_shard_device(e.local_rank, cvd, &listed);
+  /* --device chose it, or the run is on the host: no GPU to pick. */
+  if (r->cs.device_given || strcmp(r->cs.backend_name, "host") == 0) d = -1;
+  if (d >= 0) {
+    r->cs.so.measure.device = d;
+    snprintf(dev, sizeof dev, "; CUDA device %d (local rank %d%s%s)", d, e.local_rank,
+             listed ? ", CUDA_VISIBLE_DEVICES=" : "", listed ? cvd : "");
   }
   fprintf(stderr, "gemmtune tune: shard %d of %d from %s (%s)%s\n", e.rank, e.size, e.source,
           e.vars, dev);
+  /* Ranks timing on one GPU slow each other down: their winners are still right, their times
+   * are not the device's. (One device listed is each rank's own under srun --gpus-per-task=1,
+   * or one shared by all: which, the variable does not say.) */
+  if (d >= 0 && listed > 1 && e.local_rank >= listed)
+    fprintf(stderr, "gemmtune tune: warning: local rank %d shares CUDA device %d with local "
+                    "rank %d (CUDA_VISIBLE_DEVICES lists %d): their timings disturb each other\n",
+            e.local_rank, d, e.local_rank % listed, listed);
   return -1;
 }
 
 /* The DB a shard writes: DB with .shard-I-of-N before its extension, so shards given one -o
- * never overwrite each other (tuned.db -> tuned.shard-1-of-4.db). */
-static void shard_out_path(tune_run_t *r) {
+ * never overwrite each other (tuned.db -> tuned.shard-1-of-4.db), and its folder, made with
+ * its parents when missing unless only estimating (every rank may be first; an existing one is
+ * fine). Returns -1, or
+ * the exit code of a usage error. */
+static int shard_out_path(tune_run_t *r) {
+  size_t len = strlen(r->out);
+  if (len == 0 || r->out[len - 1] == '/')
+    return gt_cli_usage_error("tune", "--shard: -o wants a DB file name, the shards' names are "
+                                      "made from it (-o parts/tuned.db), got '%s'", r->out);
   const char *slash = strrchr(r->out, '/'), *dot = strrchr(r->out, '.');
-  size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - r->out) : strlen(r->out);
-  snprintf(r->out_shard, sizeof r->out_shard, "%.*s.shard-%d-of-%d%s", (int)stem, r->out,
-           r->shard_i, r->shard_n, r->out + stem);
+  size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - r->out) : len;
+  int n = snprintf(r->out_shard, sizeof r->out_shard, "%.*s.shard-%d-of-%d%s", (int)stem,
+                   r->out, r->shard_i, r->shard_n, r->out + stem);
+  if (n < 0 || (size_t)n >= sizeof r->out_shard)
+    return gt_cli_usage_error("tune", "--shard: -o '%.64s...' is too long", r->out);
+  size_t dir_len = slash ? (size_t)(slash - r->out) : 0;
   r->out = r->out_shard;
-  /* The shards' folder: every rank may be first (an existing one is fine). */
-  if (slash && slash > r->out_shard + 0) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(r->out_shard, '/') - r->out_shard), r->out_shard);
-    if (dir[0]) (void)mkdir(dir, 0777);
+  for (size_t i = 1; i <= dir_len && !r->cs.so.estimate_only; i++) {
+    if (i < dir_len && r->out_shard[i] != '/') continue;
+    char dir[sizeof r->out_shard];
+    snprintf(dir, sizeof dir, "%.*s", (int)i, r->out_shard);
+    (void)mkdir(dir, 0777); /* a failure shows when the DB is written, naming the path */
   }
+  return -1;
 }
 
 /* Parse the command line into r. Returns -1 to go on, else the exit code (help, usage error). */
@@ -483,7 +522,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
     return gt_cli_usage_error("tune", "--shard N (no I/) prints a plan: it needs --estimate; "
                                       "a process tuning one shard gives --shard I/N or auto");
   if (r->shard_auto && (rc = shard_from_launcher(r)) >= 0) return rc;
-  if (r->shard_n > 1 && !r->shard_plan_only) shard_out_path(r);
+  if (r->sharded && (rc = shard_out_path(r)) >= 0) return rc;
   return -1;
 }
 
@@ -732,7 +771,7 @@ static int open_inputs(tune_run_t *r) {
   r->cp.p.sm_count = r->dev.sm_count;
   gt_status_t s = gt_shapes_read(r->shapes_path, &r->cp.p, &r->sh, &r->merged);
   if (s != GT_OK) return gt_cli_fail("tune", s);
-  if (r->shard_n > 1 && (rc = make_plan(r)) >= 0) return gt_shapes_free(&r->sh), rc;
+  if ((r->sharded || r->shard_plan_only) && (rc = make_plan(r)) >= 0) return gt_shapes_free(&r->sh), rc;
   gt_cli_backend_note("tune", &r->cs);
   gt_db_init(&r->db);
   struct stat stt;
@@ -784,7 +823,7 @@ static void print_header(tune_run_t *r) {
 
 /* Whether shape x is left to this run: in its shard and not finished by an earlier one. */
 static bool shape_is_ours(tune_run_t *r, const gt_shape_t *x, char *key, size_t cap) {
-  if (r->shard_n > 1 && r->plan[x - r->sh.v] != r->shard_i) {
+  if (r->sharded && r->plan[x - r->sh.v] != r->shard_i) {
     r->n_skipped++;
     return false;
   }
@@ -925,7 +964,7 @@ static int finish(tune_run_t *r) {
   if (r->fmt != GT_FMT_TABLE) gt_table_end(&r->t);
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
    * which device and version it was established. */
-  if (completed && r->db.n == 0 && !r->cs.so.estimate_only && (r->n_tuned || r->shard_n > 1)) {
+  if (completed && r->db.n == 0 && !r->cs.so.estimate_only && (r->n_tuned || r->sharded)) {
     gt_status_t ws = db_update(r, NULL);
     if (ws != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
