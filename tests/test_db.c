@@ -57,6 +57,8 @@ static gt_db_row_t make_row(int64_t m, int64_t n, int64_t k, const char *instanc
   r.splitk_searched = true;
   r.throttled = false;
   snprintf(r.baseline, sizeof r.baseline, "cublasGemmEx_default");
+  snprintf(r.device, sizeof r.device, "NVIDIA H200");
+  r.device_mem_gib = 139;
   return r;
 }
 
@@ -129,6 +131,8 @@ static void assert_rows_equal(const gt_db_row_t *a, const gt_db_row_t *b) {
   assert_int_equal(a->splitk_searched, b->splitk_searched);
   assert_int_equal(a->throttled, b->throttled);
   assert_string_equal(a->baseline, b->baseline);
+  assert_string_equal(a->device[0] ? a->device : "-", b->device[0] ? b->device : "-");
+  assert_int_equal(a->device_mem_gib, b->device_mem_gib);
 }
 
 /* ---- round trip --------------------------------------------------------------------------- */
@@ -167,15 +171,16 @@ static void test_round_trip_equal(void **state) {
   rm_dir(dir);
 }
 
-static void test_header_has_38_columns_in_order(void **state) {
+static void test_header_has_40_columns_in_order(void **state) {
   const char *h = gt_db_header();
   int commas = 0;
   for (const char *q = h; *q; q++) commas += *q == ',';
   assert_int_equal(commas + 1, GT_DB_NCOLS);
-  assert_int_equal(GT_DB_NCOLS, 38);
+  assert_int_equal(GT_DB_NCOLS, 40);
   assert_memory_equal(h, "op,a_type,b_type,", 17);
   const char *tail = "sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,"
-                     "timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline";
+                     "timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,"
+                     "device,device_mem_gib";
   assert_string_equal(h + strlen(h) - strlen(tail), tail);
 }
 
@@ -229,9 +234,9 @@ typedef struct bad_case {
 } bad_case_t;
 
 static const bad_case_t k_bad[] = {
-    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 38",
+    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 40",
      "missing 'c_type'"},
-    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "39 columns, expected 38", "baseline"},
+    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "41 columns, expected 40", "device_mem_gib"},
     {"bad integer m", E_SET_CELL, 5, "m", "x", 0, 5, "field 'm'", "not an integer: 'x'"},
     {"negative n", E_SET_CELL, 6, "n", "-5", 0, 6, "field 'n'", NULL},
     {"zero k", E_SET_CELL, 7, "k", "0", 0, 7, "field 'k'", NULL},
@@ -259,9 +264,15 @@ static const bad_case_t k_bad[] = {
      "exceeds error_bound"},
     {"duplicate key", E_COPY_LINE, 7, NULL, NULL, 5, 7, "duplicate key (same as line 5)", NULL},
     {"wrong format line", E_REPLACE_LINE, 1, NULL, "op,a_type", 0, 1, "not a gemmtune DB",
-     "expected '#gemmtune-db 1', got 'op,a_type'"},
-    {"future format version", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 2", 0, 1,
-     "unsupported DB format version '2'", NULL},
+     "expected '#gemmtune-db 2', got 'op,a_type'"},
+    {"future format version", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 3", 0, 1,
+     "unsupported DB format version '3'", NULL},
+    {"format 1 line over a format-2 header", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 1", 0, 4,
+     "unexpected extra column 'device' after 'baseline'", "format-1 file has no device columns"},
+    {"negative device memory", E_SET_CELL, 6, "device_mem_gib", "-1", 0, 6,
+     "field 'device_mem_gib'", "must be >= 0"},
+    {"quote in the device name", E_SET_CELL, 5, "device", "H\"200", 0, 5,
+     "field 'device'", "double quote"},
     {"truncated last line", E_TRUNCATE, 0, NULL, NULL, 0, 7, "truncated last line",
      "no newline at end of file"},
     {"empty file", E_EMPTY, 0, NULL, NULL, 0, 1, "empty file", NULL},
@@ -715,6 +726,204 @@ static void test_merge(void **state) {
   }
 }
 
+/* ---- device identity ---------------------------------------------------------------------- */
+
+/* A format-1 file (before device identities) still reads: its rows take the device name from
+ * the #device line and record no memory; written back, it is a format-2 file. */
+static void test_format1_still_read(void **state) {
+  char *good = good_text();
+  /* Cut the two device columns off every line after the format line. */
+  gt_textbuf_t b = {0};
+  gt_textbuf_printf(&b, "%s\n#device=NVIDIA H200\n", GT_DB_FORMAT_LINE_V1);
+  const char *p = strchr(good, '\n') + 1;
+  while (*p) {
+    const char *nl = strchr(p, '\n');
+    int len = (int)(nl - p);
+    if (*p != '#') {
+      const char *cut = p + len;
+      for (int k = 0; k < 2; k++)
+        while (cut > p && *--cut != ',') {}
+      len = (int)(cut - p);
+    }
+    gt_textbuf_printf(&b, "%.*s\n", len, p);
+    p = nl + 1;
+  }
+  gt_db_t db;
+  assert_int_equal(gt_db_parse("v1.csv", b.p, &db), GT_OK);
+  assert_int_equal(db.n, 3);
+  for (size_t i = 0; i < db.n; i++) {
+    assert_string_equal(db.rows[i].device, "NVIDIA H200");
+    assert_int_equal(db.rows[i].device_mem_gib, 0);
+  }
+  gt_db_device_t here = {"sm_90", 132, "NVIDIA H200", 139};
+  assert_int_equal(gt_db_row_fit(&db.rows[0], &here), GT_DB_FIT_UNRECORDED);
+  here.mem_gib = 79;
+  snprintf(here.name, sizeof here.name, "NVIDIA H100 80GB HBM3");
+  assert_int_equal(gt_db_row_fit(&db.rows[0], &here), GT_DB_FIT_OTHER);
+  const char *dir = gt_test_tmpdir();
+  const char *out = gt_test_path(dir, "v2.csv");
+  assert_int_equal(gt_db_write(&db, out), GT_OK);
+  char *text = gt_test_read_file(out);
+  assert_memory_equal(text, GT_DB_FORMAT_LINE "\n", strlen(GT_DB_FORMAT_LINE) + 1);
+  assert_non_null(strstr(text, ",cublasGemmEx_default,NVIDIA H200,0\n"));
+  free(text);
+  gt_db_free(&db);
+  /* Without a #device line the rows record no device at all. */
+  char *nodev = strdup(b.p);
+  char *line = strstr(nodev, "#device=NVIDIA H200\n");
+  memmove(line, line + 20, strlen(line + 20) + 1);
+  assert_int_equal(gt_db_parse("v1.csv", nodev, &db), GT_OK);
+  assert_string_equal(db.rows[0].device, "-");
+  assert_int_equal(gt_db_row_fit(&db.rows[0], &here), GT_DB_FIT_UNRECORDED);
+  gt_db_free(&db);
+  free(nodev);
+  gt_textbuf_free(&b);
+  free(good);
+  rm_dir(dir);
+}
+
+typedef struct fit_case {
+  const char *name;
+  const char *arch;
+  int sms;
+  const char *device;
+  int mem;
+  gt_db_fit_t want;
+} fit_case_t;
+
+/* The device here is an H200 (sm_90, 132 SMs, 139 GiB). */
+static const fit_case_t k_fit[] = {
+    {"same product and memory", "sm_90", 132, "NVIDIA H200", 139, GT_DB_FIT_HERE},
+    {"same product, a board 1 GiB smaller", "sm_90", 132, "NVIDIA H200", 138, GT_DB_FIT_HERE},
+    {"H100 SXM: same arch and SMs, other product", "sm_90", 132, "NVIDIA H100 80GB HBM3", 79,
+     GT_DB_FIT_OTHER},
+    {"same name, other memory size", "sm_90", 132, "NVIDIA H200", 79, GT_DB_FIT_OTHER},
+    {"name recorded, memory not (format 1)", "sm_90", 132, "NVIDIA H200", 0,
+     GT_DB_FIT_UNRECORDED},
+    {"nothing recorded", "sm_90", 132, "", 0, GT_DB_FIT_UNRECORDED},
+    {"nothing recorded, written as -", "sm_90", 132, "-", 0, GT_DB_FIT_UNRECORDED},
+    {"other SM count", "sm_90", 114, "NVIDIA H200", 139, GT_DB_FIT_OTHER_KEY},
+    {"other arch", "sm_80", 132, "NVIDIA H200", 139, GT_DB_FIT_OTHER_KEY},
+};
+
+static void test_row_fit(void **state) {
+  const gt_db_device_t here = {"sm_90", 132, "NVIDIA H200", 139};
+  for (size_t i = 0; i < sizeof k_fit / sizeof k_fit[0]; i++) {
+    const fit_case_t *c = &k_fit[i];
+    gt_db_row_t r = make_row(4096, 16, 4096, "x", 1, 2, "cold-graph");
+    snprintf(r.key.arch, sizeof r.key.arch, "%s", c->arch);
+    r.key.sm_count = c->sms;
+    snprintf(r.device, sizeof r.device, "%s", c->device);
+    r.device_mem_gib = c->mem;
+    printf("%s: %d\n", c->name, gt_db_row_fit(&r, &here));
+    assert_int_equal(gt_db_row_fit(&r, &here), c->want);
+  }
+  /* A device whose name could not be read holds nothing against a row. */
+  gt_db_device_t unknown = {"sm_90", 132, "", 0};
+  gt_db_row_t r = make_row(4096, 16, 4096, "x", 1, 2, "cold-graph");
+  assert_int_equal(gt_db_row_fit(&r, &unknown), GT_DB_FIT_HERE);
+}
+
+static void test_identity_text(void **state) {
+  assert_int_equal(gt_db_mem_gib(85031714816ull), 79);   /* H100 80GB HBM3 */
+  assert_int_equal(gt_db_mem_gib(150110011392ull), 139); /* H200 */
+  assert_int_equal(gt_db_mem_gib(0), 0);
+  char name[GT_DB_DEVICE_MAX];
+  gt_db_device_name("  Intel(R) Xeon, \"8480\"\t ", name, sizeof name);
+  assert_string_equal(name, "Intel(R) Xeon   8480");
+  gt_db_device_name("", name, sizeof name);
+  assert_string_equal(name, "-");
+  gt_db_row_t r = make_row(4096, 16, 4096, "x", 1, 2, "cold-graph");
+  snprintf(r.device, sizeof r.device, "NVIDIA H100 80GB HBM3");
+  r.device_mem_gib = 79;
+  const gt_db_device_t here = {"sm_90", 132, "NVIDIA H200", 139};
+  char msg[256];
+  gt_db_refusal_str(&r, &here, msg, sizeof msg);
+  assert_string_equal(msg, "rows tuned on NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA "
+                           "H200 (139 GiB): not applied");
+  gt_db_device_t dev = {"sm_90", 132, "NVIDIA H200", 139};
+  gt_db_row_t s2 = make_row(4096, 32, 4096, "y", 1, 2, "cold-graph");
+  gt_db_row_set_device(&s2, &dev);
+  gt_db_t db;
+  gt_db_init(&db);
+  assert_int_equal(gt_db_put(&db, &r), GT_OK);
+  assert_int_equal(gt_db_put(&db, &s2), GT_OK);
+  gt_db_row_t s3 = make_row(4096, 64, 4096, "z", 1, 2, "cold-graph");
+  assert_int_equal(gt_db_put(&db, &s3), GT_OK); /* the H200 again */
+  assert_int_equal(gt_db_devices_str(&db, msg, sizeof msg), 2);
+  assert_string_equal(msg, "NVIDIA H100 80GB HBM3 (79 GiB; sm_90, 132 SMs), NVIDIA H200 (139 GiB; "
+                           "sm_90, 132 SMs)");
+  assert_int_equal(gt_db_remove(&db, &r.key), GT_OK);
+  assert_null(gt_db_lookup(&db, &r.key));
+  assert_non_null(gt_db_lookup(&db, &s2.key));
+  assert_int_equal(gt_db_remove(&db, &r.key), GT_ERR_NOT_FOUND);
+  assert_int_equal(gt_db_devices_str(&db, msg, sizeof msg), 1);
+  gt_db_free(&db);
+}
+
+/* Two rows for one key, measured the same way: the faster wins only beyond their combined
+ * spread; within it, the lower spread, then the lower time, whichever DB each came from. */
+typedef struct tie_case {
+  const char *name;
+  double a_us, a_spread, b_us, b_spread;
+  const char *want; /* instance kept: "a" or "b" */
+  const char *want_line;
+} tie_case_t;
+
+static const tie_case_t k_ties[] = {
+    /* hole 5's numbers: 0.09% apart, spreads 2% and 9% */
+    {"0.09% faster inside 2%+9%: the lower spread", 10.0, 9.0, 10.009, 2.0, "b",
+     "tie within spread"},
+    {"20% faster beyond 2%+9%: the faster", 10.0, 9.0, 12.0, 2.0, "a", "beyond the combined spread"},
+    {"just inside: 4% apart, 2%+2.5%", 10.0, 2.0, 10.4, 2.5, "a", "tie within spread"},
+    {"equal spreads: the lower time", 10.2, 3.0, 10.0, 3.0, "b", "the same spread, the lower time"},
+    {"equal spreads and times: the first by name", 10.0, 3.0, 10.0, 3.0, "a",
+     "the first by name"},
+};
+
+static void test_merge_within_spread(void **state) {
+  for (size_t i = 0; i < sizeof k_ties / sizeof k_ties[0]; i++) {
+    const tie_case_t *c = &k_ties[i];
+    gt_db_row_t a = make_row(4096, 16, 4096, "a", c->a_us, 20, "cold-graph");
+    gt_db_row_t b = make_row(4096, 16, 4096, "b", c->b_us, 20, "cold-graph");
+    a.spread_pct = c->a_spread;
+    b.spread_pct = c->b_spread;
+    for (int order = 0; order < 2; order++) {
+      gt_db_t dst, src;
+      gt_db_init(&dst);
+      gt_db_init(&src);
+      assert_int_equal(gt_db_put(&dst, order ? &b : &a), GT_OK);
+      assert_int_equal(gt_db_put(&src, order ? &a : &b), GT_OK);
+      lines_t rep = {0};
+      assert_int_equal(gt_db_merge(&dst, &src, true, false, collect, &rep), GT_OK);
+      printf("%s (order %d): %s\n", c->name, order, rep.text[0]);
+      assert_string_equal(dst.rows[0].instance, c->want);
+      assert_true(any_line(&rep, c->want_line, NULL));
+      gt_db_free(&dst);
+      gt_db_free(&src);
+    }
+  }
+}
+
+/* The same key tuned on two products of one arch and SM count: not comparable. */
+static void test_merge_other_device_conflicts(void **state) {
+  gt_db_t dst, src;
+  gt_db_init(&dst);
+  gt_db_init(&src);
+  gt_db_row_t a = make_row(4096, 16, 4096, "a", 10, 20, "cold-graph");
+  gt_db_row_t b = make_row(4096, 16, 4096, "b", 5, 20, "cold-graph");
+  snprintf(b.device, sizeof b.device, "NVIDIA H100 80GB HBM3");
+  b.device_mem_gib = 79;
+  assert_int_equal(gt_db_put(&dst, &a), GT_OK);
+  assert_int_equal(gt_db_put(&src, &b), GT_OK);
+  lines_t rep = {0};
+  assert_int_equal(gt_db_merge(&dst, &src, true, false, collect, &rep), GT_ERR_CONFLICT);
+  assert_true(any_line(&rep, "measured on different devices", "on NVIDIA H100 80GB HBM3 (79 GiB)"));
+  assert_string_equal(dst.rows[0].instance, "a");
+  gt_db_free(&dst);
+  gt_db_free(&src);
+}
+
 typedef struct validator_case {
   const char *name;
   const char *src_version;
@@ -767,7 +976,7 @@ static void test_validator_names_checked(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_header_has_38_columns_in_order),
+      cmocka_unit_test(test_header_has_40_columns_in_order),
       cmocka_unit_test(test_round_trip_equal),
       cmocka_unit_test(test_round_trip_time_precision),
       cmocka_unit_test(test_malformed_rejected),
@@ -779,6 +988,11 @@ int main(void) {
       cmocka_unit_test(test_explain_miss),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_merge_validators),
+      cmocka_unit_test(test_format1_still_read),
+      cmocka_unit_test(test_row_fit),
+      cmocka_unit_test(test_identity_text),
+      cmocka_unit_test(test_merge_within_spread),
+      cmocka_unit_test(test_merge_other_device_conflicts),
       cmocka_unit_test(test_validator_names_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include "core/gt_db.h"
 #include "gt_testutil.h"
 #include "runtime/preload_db.h"
+#include "runtime/rt_devices.h"
 
 typedef struct warnings {
   int n;
@@ -225,6 +226,136 @@ static void test_null_callback(void **st) {
   gt_db_free(&db);
 }
 
+/* ---- rows against the device a runtime opens (rt_devices.c) ------------------------------- */
+
+static const gt_db_device_t k_h200 = {"sm_90", 132, "NVIDIA H200", 139};
+
+/* A DB of rows at the given token counts, tuned on `device` (mem GiB; "" = not recorded). */
+static void make_dev_db(gt_db_t *db, const char *device, int mem, int n, int64_t first) {
+  gt_db_init(db);
+  snprintf(db->path, sizeof db->path, "dev.db");
+  for (int i = 0; i < n; i++) {
+    gt_db_row_t r = make_row(first + i, "inst");
+    snprintf(r.device, sizeof r.device, "%s", device);
+    r.device_mem_gib = mem;
+    assert_int_equal(gt_db_put(db, &r), GT_OK);
+  }
+}
+
+static bool has_line(const warnings_t *w, const char *a, const char *b) {
+  for (int i = 0; i < w->n && i < 8; i++)
+    if (strstr(w->line[i], a) && (!b || strstr(w->line[i], b))) return true;
+  return false;
+}
+
+typedef struct dev_case {
+  const char *name;
+  const char *device; /* of the DB's rows */
+  int mem;
+  int nwarn;          /* lines said */
+  const char *want_1, *want_2;
+  size_t here, unrecorded, refused;
+} dev_case_t;
+
+static const dev_case_t k_dev[] = {
+    {"rows of this device: silent", "NVIDIA H200", 139, 0, NULL, NULL, 3, 0, 0},
+    {"H100 rows on an H200: refused, and nothing is served", "NVIDIA H100 80GB HBM3", 79, 2,
+     "DESC: rows tuned on NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA H200 (139 GiB): "
+     "not applied (3 of 3 rows)",
+     "DESC: no row is for device 0, NVIDIA H200 (139 GiB; sm_90, 132 SMs): its 3 rows are for "
+     "NVIDIA H100 80GB HBM3 (79 GiB; sm_90, 132 SMs); nothing is served",
+     0, 0, 3},
+    {"rows without an identity: applied, said once", "", 0, 1,
+     "DESC: 3 rows do not record the device they were tuned on", "applied here by arch and SM count",
+     0, 3, 0},
+};
+
+static void test_rows_against_the_device(void **st) {
+  (void)st;
+  for (size_t i = 0; i < sizeof k_dev / sizeof k_dev[0]; i++) {
+    const dev_case_t *c = &k_dev[i];
+    gt_rt_devices_reset();
+    gt_db_t db;
+    make_dev_db(&db, c->device, c->mem, 3, 1);
+    warnings_t w = {0};
+    gt_rt_devices_count_t n;
+    gt_rt_devices_report(&db, &k_h200, 0, "DESC", collect, &w, &n);
+    printf("%s: %d lines\n", c->name, w.n);
+    for (int j = 0; j < w.n && j < 8; j++) printf("  %s\n", w.line[j]);
+    assert_int_equal(w.n, c->nwarn);
+    if (c->want_1) assert_true(has_line(&w, c->want_1, NULL));
+    if (c->want_2) assert_true(has_line(&w, c->want_2, NULL));
+    assert_int_equal(n.here, c->here);
+    assert_int_equal(n.unrecorded, c->unrecorded);
+    assert_int_equal(n.refused, c->refused);
+    /* A second engine (another device, a rebind) with the same DB says nothing new. */
+    gt_rt_devices_report(&db, &k_h200, 0, "DESC", collect, &w, NULL);
+    assert_int_equal(w.n, c->nwarn);
+    /* The decision on one row says why it is refused. */
+    char why[256];
+    bool applies = gt_rt_row_applies(&db.rows[0], &k_h200, why, sizeof why);
+    assert_int_equal(applies, c->refused == 0);
+    if (!applies) assert_non_null(strstr(why, "rows tuned on NVIDIA H100 80GB HBM3 (79 GiB)"));
+    gt_db_free(&db);
+  }
+}
+
+/* Some rows for this device, some for another product: only the refusal is said. */
+static void test_mixed_rows_refuse_the_others(void **st) {
+  (void)st;
+  gt_rt_devices_reset();
+  gt_db_t db, other;
+  make_dev_db(&db, "NVIDIA H200", 139, 2, 1);
+  make_dev_db(&other, "NVIDIA H100 80GB HBM3", 79, 1, 100);
+  assert_int_equal(gt_db_put(&db, &other.rows[0]), GT_OK);
+  warnings_t w = {0};
+  gt_rt_devices_count_t n;
+  gt_rt_devices_report(&db, &k_h200, 0, "DESC", collect, &w, &n);
+  assert_int_equal(w.n, 1);
+  assert_non_null(strstr(w.line[0], "not applied (1 of 3 rows)"));
+  assert_int_equal(n.here, 2);
+  assert_int_equal(n.refused, 1);
+  /* Rows of another arch: the DB has nothing for this device. */
+  gt_db_t a100;
+  gt_db_init(&a100);
+  gt_db_row_t r = make_row(1, "inst");
+  snprintf(r.key.arch, sizeof r.key.arch, "sm_80");
+  r.key.sm_count = 108;
+  snprintf(r.device, sizeof r.device, "NVIDIA A100-SXM4-80GB");
+  r.device_mem_gib = 79;
+  assert_int_equal(gt_db_put(&a100, &r), GT_OK);
+  gt_rt_devices_report(&a100, &k_h200, 3, "DESC", collect, &w, NULL);
+  assert_int_equal(w.n, 2);
+  assert_non_null(strstr(w.line[1], "no row is for device 3, NVIDIA H200 (139 GiB; sm_90, 132 "
+                                    "SMs): its 1 row is for NVIDIA A100-SXM4-80GB (79 GiB; sm_80, "
+                                    "108 SMs)"));
+  gt_db_free(&db);
+  gt_db_free(&other);
+  gt_db_free(&a100);
+}
+
+/* The shim's stand-in for a GPU in CPU tests. */
+static void test_test_device_hook(void **st) {
+  (void)st;
+  gt_rt_devices_reset();
+  gt_db_t db;
+  make_dev_db(&db, "NVIDIA H100 80GB HBM3", 79, 1, 1);
+  warnings_t w = {0};
+  unsetenv("GEMMTUNE_TEST_DEVICE");
+  gt_rt_devices_test_hook(&db, "DESC", collect, &w);
+  assert_int_equal(w.n, 0);
+  setenv("GEMMTUNE_TEST_DEVICE", "NVIDIA H200;139;sm_90;132", 1);
+  gt_rt_devices_test_hook(&db, "DESC", collect, &w);
+  assert_int_equal(w.n, 2);
+  assert_non_null(strstr(w.line[0], "this device is NVIDIA H200 (139 GiB): not applied"));
+  setenv("GEMMTUNE_TEST_DEVICE", "NVIDIA H200;lots", 1);
+  gt_rt_devices_test_hook(&db, "DESC", collect, &w);
+  assert_int_equal(w.n, 3);
+  assert_non_null(strstr(w.line[2], "GEMMTUNE_TEST_DEVICE wants"));
+  unsetenv("GEMMTUNE_TEST_DEVICE");
+  gt_db_free(&db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_each_bad_path_warns_once),
@@ -233,6 +364,9 @@ int main(void) {
       cmocka_unit_test(test_empty_items_are_ignored),
       cmocka_unit_test(test_first_file_wins),
       cmocka_unit_test(test_null_callback),
+      cmocka_unit_test(test_rows_against_the_device),
+      cmocka_unit_test(test_mixed_rows_refuse_the_others),
+      cmocka_unit_test(test_test_device_hook),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -34,25 +34,35 @@ const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT] = {
     {"splitk_searched", GT_DB_COL_BOOL, ROW_MEMBER(splitk_searched)},
     {"throttled", GT_DB_COL_BOOL, ROW_MEMBER(throttled)},
     {"baseline", GT_DB_COL_STR, ROW_MEMBER(baseline)},
+    /* Appended last so a format-1 file is this table cut short (GT_DB_NCOLS_V1). */
+    {"device", GT_DB_COL_OPTSTR, ROW_MEMBER(device)},
+    {"device_mem_gib", GT_DB_COL_INT, ROW_MEMBER(device_mem_gib)},
 };
 
 const char *gt_db_col_name(int c) {
   return c < GT_KEY_NFIELDS ? gt_key_field_names[c] : gt_db_result_cols[c - GT_KEY_NFIELDS].name;
 }
 
-static char g_header[2048];
+static char g_header[2048], g_header_v1[2048];
 static pthread_once_t g_header_once = PTHREAD_ONCE_INIT;
 
 static void header_build(void) {
   size_t len = 0;
-  for (int c = 0; c < GT_DB_NCOLS; c++)
+  for (int c = 0; c < GT_DB_NCOLS; c++) {
+    if (c == GT_DB_NCOLS_V1) memcpy(g_header_v1, g_header, len + 1);
     len += (size_t)snprintf(g_header + len, sizeof g_header - len, "%s%s", c ? "," : "",
                             gt_db_col_name(c));
+  }
 }
 
 const char *gt_db_header(void) {
   pthread_once(&g_header_once, header_build);
   return g_header;
+}
+
+const char *gt_db_header_v1(void) {
+  pthread_once(&g_header_once, header_build);
+  return g_header_v1;
 }
 
 /* ---- init / free / copy ------------------------------------------------------------------- */
@@ -177,6 +187,24 @@ const gt_db_row_t *gt_db_lookup(const gt_db_t *db, const gt_problem_t *k) {
   for (size_t i = 0; i < db->n; i++)
     if (gt_problem_equal(&db->rows[i].key, k)) return &db->rows[i];
   return NULL;
+}
+
+gt_status_t gt_db_remove(gt_db_t *db, const gt_problem_t *k) {
+  long at = -1;
+  for (size_t i = 0; i < db->n && at < 0; i++)
+    if (gt_problem_equal(&db->rows[i].key, k)) at = (long)i;
+  if (at < 0) return gt_err_set(GT_ERR_NOT_FOUND, "no row for this key");
+  memmove(&db->rows[at], &db->rows[at + 1], (db->n - (size_t)at - 1) * sizeof *db->rows);
+  db->n--;
+  /* Row indices moved. Without memory for a new index, lookups scan (no slots) until the next
+   * put rebuilds it. */
+  if (db->slots && index_rebuild(db, db->n < 8 ? 16 : 2 * db->n) != GT_OK) {
+    gt_err_clear();
+    free(db->slots);
+    db->slots = NULL;
+    db->nslots = db->nindexed = 0;
+  }
+  return GT_OK;
 }
 
 /* ---- validators --------------------------------------------------------------------------- */

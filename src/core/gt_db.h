@@ -1,6 +1,6 @@
 /* The tuned DB: plain CSV, diffable and mergeable.
  *
- *   #gemmtune-db 1                       <- format line, exactly, first
+ *   #gemmtune-db 2                       <- format line, exactly, first
  *   #gemmtune=0.1.0                      <- validator lines: name=value facts the rows depend on
  *   #created=2026-11-29T10:00:00Z
  *   op,a_type,...,sm_count,provider,lib,instance,...   <- header row, exactly gt_db_header()
@@ -30,9 +30,15 @@
 extern "C" {
 #endif
 
-#define GT_DB_FORMAT_LINE "#gemmtune-db 1"
-/* Columns per row: the key fields, then the 15 result columns. */
-#define GT_DB_NCOLS (GT_KEY_NFIELDS + 15)
+#define GT_DB_FORMAT_LINE "#gemmtune-db 2"
+/* Format 1 (gemmtune 0.1 before device identities): the same file without the device and
+ * device_mem_gib columns. Still read: its rows take the device name from the file's #device line
+ * (when it has one) and no memory size, so they apply by what they record (gt_db_row_fit). */
+#define GT_DB_FORMAT_LINE_V1 "#gemmtune-db 1"
+/* Columns per row: the key fields, then the 17 result columns. */
+#define GT_DB_NCOLS (GT_KEY_NFIELDS + 17)
+/* Longest product name a row records (cudaDeviceProp.name is cut here). */
+#define GT_DB_DEVICE_MAX 64
 
 typedef struct gt_db_row {
   gt_problem_t key;
@@ -51,6 +57,10 @@ typedef struct gt_db_row {
   bool splitk_searched;
   bool throttled;      /* a round saw thermal/power clock events */
   char baseline[192];  /* baseline's instance name */
+  /* The device beyond the key's arch and sm_count: an H100 SXM and an H200 are both sm_90 with
+   * 132 SMs. "" or "-" (written "-") and 0: not recorded (a format-1 file). */
+  char device[GT_DB_DEVICE_MAX]; /* product name, "NVIDIA H200" (cudaDeviceProp.name) */
+  int device_mem_gib;            /* total device memory in GiB, rounded down (gt_db_mem_gib) */
 } gt_db_row_t;
 
 typedef struct gt_db_validator {
@@ -131,12 +141,22 @@ typedef struct gt_db_near {
 } gt_db_near_t;
 size_t gt_db_explain(const gt_db_t *db, const gt_problem_t *k, gt_db_near_t *out, size_t max);
 
+/* Remove the row whose key equals k. GT_ERR_NOT_FOUND when there is none. Pointers from
+ * gt_db_lookup/explain are invalidated. */
+gt_status_t gt_db_remove(gt_db_t *db, const gt_problem_t *k);
+
 /* Merge src into dst. Files are named in reports by db->path ("dst"/"src" when empty).
  *  - Key only in src: added.
- *  - Same key, same timing method: keep the faster (dst on a tie) and report
- *    "kept FILE/INSTANCE X us over FILE/INSTANCE Y us for KEY".
- *  - Same key, different timing method: the times are not comparable, so nothing is arbitrated:
- *    keep dst's row (src's when prefer_src) and report a conflict naming both rows.
+ *  - Same key, same timing method, same device: the faster row is kept only when it is faster
+ *    by more than the two rows' recorded spreads together (slower/faster - 1 > (spread_pct of
+ *    one + spread_pct of the other) / 100), reported as "kept FILE/INSTANCE X us over
+ *    FILE/INSTANCE Y us for KEY (N% faster, beyond the combined spread S%)". Otherwise the
+ *    times do not tell the rows apart: "tie within spread for KEY: ..." and the row with the
+ *    lower spread is kept (then the lower time, then the row whose text sorts first), a choice
+ *    that depends on the two rows only, never on which DB is dst.
+ *  - Same key, different timing method or device (gt_db_row_fit): the times are not
+ *    comparable, so nothing is arbitrated: keep dst's row (src's when prefer_src) and report a
+ *    conflict naming both rows.
  *  - Validators: a '#gemmtune' version whose major number differs is a conflict; validators
  *    only in src are added; other differing values keep dst's (src's when prefer_src), reported.
  * Non-strict: conflicts are reported, dst receives the merge, GT_OK. Strict: any conflict returns
@@ -145,6 +165,51 @@ size_t gt_db_explain(const gt_db_t *db, const gt_problem_t *k, gt_db_near_t *out
 typedef void (*gt_db_report_fn)(void *ctx, const char *line);
 gt_status_t gt_db_merge(gt_db_t *dst, const gt_db_t *src, bool strict, bool prefer_src,
                         gt_db_report_fn fn, void *ctx);
+
+/* ---- the device a row was measured on --------------------------------------------------------
+ * A row applies to a device only when the key's arch and sm_count match AND the product name and
+ * memory size the row records match: an H100 SXM (80 GB) and an H200 (141 GB) share sm_90 and
+ * 132 SMs, and a row tuned on one must not silently apply on the other. Memory is whole GiB
+ * rounded down and two sizes match within 1 GiB, so boards of one product always match (drivers
+ * reserve a few MiB more or less) while products of different sizes never do (79 vs 139 GiB). */
+typedef struct gt_db_device {
+  char arch[GT_ARCH_MAX];     /* "sm_90", "cpu" */
+  int sm_count;               /* SMs or host cores */
+  char name[GT_DB_DEVICE_MAX];/* product name; "" or "-": unknown */
+  int mem_gib;                /* gt_db_mem_gib of the total memory; 0: unknown */
+} gt_db_device_t;
+
+/* Whole GiB of a byte count, rounded down (85,031,714,816 B -> 79). */
+int gt_db_mem_gib(uint64_t bytes);
+/* A product name as a row cell: ',' '"' and control characters become spaces, surrounding
+ * blanks are cut, "" becomes "-". out has cap bytes (GT_DB_DEVICE_MAX for a row). */
+void gt_db_device_name(const char *raw, char *out, size_t cap);
+/* Record dev's name (through gt_db_device_name) and memory in row. */
+void gt_db_row_set_device(gt_db_row_t *row, const gt_db_device_t *dev);
+
+typedef enum gt_db_fit {
+  GT_DB_FIT_HERE = 0,   /* key device and recorded identity match */
+  GT_DB_FIT_UNRECORDED, /* key device matches; the row records no product name, or no memory
+                           size (format 1): applied by what it records, with a warning */
+  GT_DB_FIT_OTHER_KEY,  /* arch or sm_count differ: the key itself can never match here */
+  GT_DB_FIT_OTHER       /* same arch and SM count, another product or memory size: refused */
+} gt_db_fit_t;
+/* How row relates to the device here. */
+gt_db_fit_t gt_db_row_fit(const gt_db_row_t *row, const gt_db_device_t *here);
+/* Whether rows a and b were measured on the same device as far as both record it (a field
+ * either leaves unrecorded is not held against them). */
+bool gt_db_rows_same_device(const gt_db_row_t *a, const gt_db_row_t *b);
+
+/* "NVIDIA H200 (139 GiB)"; "NVIDIA H200 (memory not recorded)"; "an unrecorded device". */
+int gt_db_row_device_str(const gt_db_row_t *row, char *buf, size_t cap);
+int gt_db_device_str(const gt_db_device_t *dev, char *buf, size_t cap);
+/* The refusal every tool and the runtime print for a GT_DB_FIT_OTHER row:
+ * "rows tuned on NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA H200 (139 GiB): not
+ * applied". */
+int gt_db_refusal_str(const gt_db_row_t *row, const gt_db_device_t *here, char *buf, size_t cap);
+/* The distinct devices db's rows were tuned on, "NVIDIA H100 80GB HBM3 (79 GiB; sm_90, 132
+ * SMs), ..." (at most 4 named, then "and N more"). Returns how many distinct devices. */
+size_t gt_db_devices_str(const gt_db_t *db, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

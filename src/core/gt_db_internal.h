@@ -5,6 +5,7 @@
  *   gt_db_read.c   what a file may contain, and parsing it (cell and row checks, header)
  *   gt_db_write.c  formatting rows, gt_db_write, gt_db_put
  *   gt_db_merge.c  gt_db_explain, gt_db_merge
+ *   gt_db_device.c the device a row was measured on: identity text, matching, refusals
  *
  * Each piece includes this header and gt_db.h only, never another piece. */
 #ifndef GT_DB_INTERNAL_H
@@ -22,6 +23,7 @@
  * this one table, so a column cannot be added to one and forgotten in another. */
 typedef enum gt_db_col_kind {
   GT_DB_COL_STR,  /* char[size], non-empty, no ',' '"' CR LF, no surrounding whitespace */
+  GT_DB_COL_OPTSTR, /* the same, but "" is allowed in memory (not recorded) and written "-" */
   GT_DB_COL_TIME, /* double, printed %.9g: microseconds need more digits than ratios */
   GT_DB_COL_DBL,  /* double, printed %.6g */
   GT_DB_COL_INT,  /* int */
@@ -35,10 +37,15 @@ typedef struct gt_db_col {
 } gt_db_col_t;
 
 #define GT_DB_NRESULT (GT_DB_NCOLS - GT_KEY_NFIELDS)
+/* Format 1 lacks the last two result columns (device, device_mem_gib). */
+#define GT_DB_NCOLS_V1 (GT_DB_NCOLS - 2)
 extern const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT];
 
 /* Name of column c of a row (0-based, key fields first). */
 const char *gt_db_col_name(int c);
+
+/* The header line of a format-1 file: gt_db_header() without its last two columns. */
+const char *gt_db_header_v1(void);
 
 /* A speedup printed with %.6g and times with %.9g agree with baseline/time to about 5e-6. */
 #define GT_DB_SPEEDUP_RTOL 1e-4

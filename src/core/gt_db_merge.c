@@ -71,7 +71,7 @@ typedef struct merge {
   bool prefer_src;
   gt_db_report_fn fn;
   void *ctx;
-  size_t added, replaced, kept, nconf;
+  size_t added, replaced, kept, ties, nconf;
   gt_textbuf_t conf; /* what conflicted, for the strict error message */
 } merge_t;
 
@@ -100,14 +100,54 @@ static gt_status_t merge_validators(merge_t *m) {
   return GT_OK;
 }
 
+/* Which of two rows for one key, measured the same way, is the better fact: the faster one
+ * when it is faster by more than the rows' spreads together (*beyond true), else (a tie within
+ * the spread) the one with the lower spread, then the lower time, then the one whose text sorts
+ * first. The choice depends on the two rows only, so merging A into B keeps what merging B into
+ * A keeps. True when b is chosen over a; *gain is slower/faster - 1 and *spread the combined
+ * spread, both fractions. */
+static bool pick_b(const gt_db_row_t *a, const gt_db_row_t *b, bool *beyond, double *gain,
+                   double *spread) {
+  const gt_db_row_t *fast = b->time_us < a->time_us ? b : a, *slow = fast == b ? a : b;
+  *gain = slow->time_us / fast->time_us - 1;
+  *spread = (a->spread_pct + b->spread_pct) / 100.0;
+  *beyond = *gain > *spread;
+  if (*beyond) return fast == b;
+  if (a->spread_pct != b->spread_pct) return b->spread_pct < a->spread_pct;
+  if (a->time_us != b->time_us) return b->time_us < a->time_us;
+  gt_textbuf_t ta = {0}, tb = {0};
+  gt_textbuf_printf(&ta, "%s,%s,%s,%s", a->provider, a->instance, a->lib, a->baseline);
+  gt_textbuf_printf(&tb, "%s,%s,%s,%s", b->provider, b->instance, b->lib, b->baseline);
+  bool r = ta.p && tb.p && strcmp(tb.p, ta.p) < 0;
+  gt_textbuf_free(&ta);
+  gt_textbuf_free(&tb);
+  return r;
+}
+
 /* src's row r (key text `key`) against out's row d with the same key. */
 static void merge_duplicate(merge_t *m, gt_db_row_t *d, const gt_db_row_t *r, const char *key) {
-  if (strcmp(d->timing, r->timing) == 0) {
-    /* Measured the same way: the times are comparable, the faster one is the better fact. */
-    bool src_wins = r->time_us < d->time_us;
+  bool same_dev = gt_db_rows_same_device(d, r);
+  if (strcmp(d->timing, r->timing) == 0 && same_dev) {
+    /* Measured the same way: the times are comparable, but only beyond what each measurement
+     * itself scatters by; inside that, a "faster" row is noise, not a better fact. */
+    bool beyond;
+    double gain, spread;
+    bool src_wins = pick_b(d, r, &beyond, &gain, &spread);
     const gt_db_row_t *w = src_wins ? r : d, *l = src_wins ? d : r;
-    report(m->fn, m->ctx, "kept %s/%s %.9g us over %s/%s %.9g us for %s", src_wins ? m->sn : m->dn,
-           w->instance, w->time_us, src_wins ? m->dn : m->sn, l->instance, l->time_us, key);
+    const char *wn = src_wins ? m->sn : m->dn, *ln = src_wins ? m->dn : m->sn;
+    if (beyond)
+      report(m->fn, m->ctx, "kept %s/%s %.9g us over %s/%s %.9g us for %s (%.2f%% faster, beyond "
+             "the combined spread %.2f%%)", wn, w->instance, w->time_us, ln, l->instance,
+             l->time_us, key, 100 * gain, 100 * spread);
+    else
+      report(m->fn, m->ctx, "tie within spread for %s: %s/%s %.9g us (spread %.2f%%) and %s/%s "
+             "%.9g us (spread %.2f%%) differ by %.2f%%, within their combined spread %.2f%%; "
+             "kept %s's (%s)", key, m->dn, d->instance, d->time_us, d->spread_pct, m->sn,
+             r->instance, r->time_us, r->spread_pct, 100 * gain, 100 * spread, wn,
+             w->spread_pct != l->spread_pct ? "the lower spread"
+             : w->time_us != l->time_us     ? "the same spread, the lower time"
+                                            : "the same spread and time, the first by name");
+    if (!beyond) m->ties++;
     if (src_wins) {
       *d = *r;
       m->replaced++;
@@ -116,14 +156,22 @@ static void merge_duplicate(merge_t *m, gt_db_row_t *d, const gt_db_row_t *r, co
     }
     return;
   }
-  /* Timed differently (cold vs warm, graph vs host): neither time says which is faster in the
-   * other's conditions, so keep one but leave both facts visible. */
+  /* Timed differently (cold vs warm, graph vs host) or on different devices: neither time says
+   * which is faster in the other's conditions, so keep one but leave both facts visible. */
   m->nconf++;
   gt_textbuf_printf(&m->conf, "%s%s", m->conf.len ? "; " : "", key);
+  char dd[GT_DB_DEVICE_MAX + 48] = "", rd[GT_DB_DEVICE_MAX + 48] = "";
+  if (!same_dev) {
+    memcpy(dd, ", on ", 6);
+    memcpy(rd, ", on ", 6);
+    gt_db_row_device_str(d, dd + 5, sizeof dd - 5);
+    gt_db_row_device_str(r, rd + 5, sizeof rd - 5);
+  }
   report(m->fn, m->ctx,
-         "conflict for %s: %s has %s %.9g us (timing %s), %s has %s %.9g us (timing %s): "
-         "timed differently, not comparable; kept %s's row",
-         key, m->dn, d->instance, d->time_us, d->timing, m->sn, r->instance, r->time_us, r->timing,
+         "conflict for %s: %s has %s %.9g us (timing %s%s), %s has %s %.9g us (timing %s%s): %s, "
+         "not comparable; kept %s's row",
+         key, m->dn, d->instance, d->time_us, d->timing, dd, m->sn, r->instance, r->time_us,
+         r->timing, rd, same_dev ? "timed differently" : "measured on different devices",
          m->keep_name);
   if (m->prefer_src) *d = *r;
 }
@@ -158,8 +206,8 @@ gt_status_t gt_db_merge(gt_db_t *dst, const gt_db_t *src, bool strict, bool pref
   gt_status_t s = gt_db_copy(&m.out, dst);
   if (s != GT_OK) return s;
   if ((s = merge_validators(&m)) == GT_OK && (s = merge_rows(&m)) == GT_OK) {
-    report(fn, ctx, "merged %s into %s: %zu added, %zu replaced by faster rows, %zu kept, %zu conflicts",
-           m.sn, m.dn, m.added, m.replaced, m.kept, m.nconf);
+    report(fn, ctx, "merged %s into %s: %zu added, %zu replaced, %zu kept, %zu ties within "
+           "spread, %zu conflicts", m.sn, m.dn, m.added, m.replaced, m.kept, m.ties, m.nconf);
     if (strict && m.nconf)
       s = gt_err_set(GT_ERR_CONFLICT, "merge of %s into %s: %zu conflict%s, nothing merged: %s",
                      m.sn, m.dn, m.nconf, m.nconf == 1 ? "" : "s",

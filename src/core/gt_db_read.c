@@ -70,6 +70,9 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
     const char *name = gt_db_result_cols[c].name;
     const void *p = (const char *)r + gt_db_result_cols[c].off;
     switch (gt_db_result_cols[c].kind) {
+      case GT_DB_COL_OPTSTR:
+        if (!*(const char *)p) break; /* not recorded */
+        /* fall through */
       case GT_DB_COL_STR:
         if (strnlen(p, gt_db_result_cols[c].size) == gt_db_result_cols[c].size)
           return gt_err_set(GT_ERR_DATA, "field '%s': too long (max %zu chars)", name,
@@ -113,6 +116,9 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
     return gt_err_set(GT_ERR_DATA, "field 'spread_pct': must be >= 0 (got %.6g)", r->spread_pct);
   if (r->sm_clock_mhz < 0)
     return gt_err_set(GT_ERR_DATA, "field 'sm_clock_mhz': must be >= 0 (got %d)", r->sm_clock_mhz);
+  if (r->device_mem_gib < 0)
+    return gt_err_set(GT_ERR_DATA, "field 'device_mem_gib': must be >= 0 (got %d)",
+                      r->device_mem_gib);
   return GT_OK;
 }
 
@@ -141,27 +147,27 @@ static gt_status_t parse_int(const char *field, const char *v, int *out) {
 /* Split a data row into exactly GT_DB_NCOLS cells, each one the reader accepts (line is modified
  * in place). The writer never quotes a cell, so a quoted one is refused like any cell holding a
  * '"': it was edited by hand or written by another tool, and the shim must not guess. */
-static gt_status_t split_row(char *line, char *cell[GT_DB_NCOLS]) {
+static gt_status_t split_row(char *line, char *cell[GT_DB_NCOLS], int ncols) {
   bool quoted[GT_DB_NCOLS];
   int nc;
-  if (gt_csv_split(line, cell, quoted, GT_DB_NCOLS, &nc, 0) != GT_OK) {
+  if (gt_csv_split(line, cell, quoted, ncols, &nc, 0) != GT_OK) {
     char why[256];
     snprintf(why, sizeof why, "%s", gt_err_msg());
-    if (nc >= GT_DB_NCOLS)
-      return gt_err_set(GT_ERR_DATA, "extra columns after '%s' (%s)",
-                        gt_db_col_name(GT_DB_NCOLS - 1), why);
+    if (nc >= ncols)
+      return gt_err_set(GT_ERR_DATA, "extra columns after '%s' (%s)", gt_db_col_name(ncols - 1),
+                        why);
     return gt_err_set(GT_ERR_DATA, "field '%s': contains a double quote (%s)", gt_db_col_name(nc),
                       why);
   }
-  if (nc != GT_DB_NCOLS) {
-    if (nc < GT_DB_NCOLS)
-      return gt_err_set(GT_ERR_DATA, "%d columns, expected %d (missing '%s' onward)", nc,
-                        GT_DB_NCOLS, gt_db_col_name(nc));
+  if (nc != ncols) {
+    if (nc < ncols)
+      return gt_err_set(GT_ERR_DATA, "%d columns, expected %d (missing '%s' onward)", nc, ncols,
+                        gt_db_col_name(nc));
     return gt_err_set(GT_ERR_DATA, "%d columns, expected %d (extra columns after '%s')", nc,
-                      GT_DB_NCOLS, gt_db_col_name(GT_DB_NCOLS - 1));
+                      ncols, gt_db_col_name(ncols - 1));
   }
   gt_status_t s;
-  for (int c = 0; c < GT_DB_NCOLS; c++) {
+  for (int c = 0; c < ncols; c++) {
     if (quoted[c])
       return gt_err_set(GT_ERR_DATA, "field '%s': contains a double quote in '\"%.80s\"'",
                         gt_db_col_name(c), cell[c]);
@@ -196,6 +202,7 @@ static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], gt_db_row_t
     void *p = (char *)r + col->off;
     switch (col->kind) {
       case GT_DB_COL_STR:
+      case GT_DB_COL_OPTSTR:
         if (strlen(v) >= col->size)
           return gt_err_set(GT_ERR_DATA, "field '%s': too long (%zu chars, max %zu)", name,
                             strlen(v), col->size - 1);
@@ -218,11 +225,18 @@ static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], gt_db_row_t
   return GT_OK;
 }
 
-/* Parse one data row (line is modified in place). */
-static gt_status_t parse_row(char *line, gt_db_row_t *r) {
+/* Parse one data row (line is modified in place). A format-1 row (v1_device non-NULL) has no
+ * device columns: the device is v1_device (the file's #device line, or "-") with no memory. */
+static gt_status_t parse_row(char *line, gt_db_row_t *r, const char *v1_device) {
   char *cell[GT_DB_NCOLS];
-  gt_status_t s = split_row(line, cell);
+  char mem0[] = "0", dev[GT_DB_DEVICE_MAX];
+  gt_status_t s = split_row(line, cell, v1_device ? GT_DB_NCOLS_V1 : GT_DB_NCOLS);
   if (s != GT_OK) return s;
+  if (v1_device) {
+    snprintf(dev, sizeof dev, "%s", v1_device);
+    cell[GT_DB_NCOLS_V1] = dev;
+    cell[GT_DB_NCOLS_V1 + 1] = mem0;
+  }
   memset(r, 0, sizeof *r);
   gt_problem_init(&r->key);
   if ((s = parse_key_cells(cell, &r->key)) != GT_OK) return s;
@@ -230,17 +244,19 @@ static gt_status_t parse_row(char *line, gt_db_row_t *r) {
   return gt_db_row_check(r);
 }
 
-/* Explain a header row that is not exactly gt_db_header(), naming the first wrong column. */
-static gt_status_t header_mismatch(char *line) {
+/* Explain a header row that is not exactly the expected one (ncols columns of gt_db_header()),
+ * naming the first wrong column. */
+static gt_status_t header_mismatch(char *line, int ncols) {
   char *cell[GT_DB_NCOLS + 1];
   bool quoted[GT_DB_NCOLS + 1];
   int n;
-  if (gt_csv_split(line, cell, quoted, GT_DB_NCOLS + 1, &n, 0) != GT_OK)
+  if (gt_csv_split(line, cell, quoted, ncols + 1, &n, 0) != GT_OK)
     return gt_db_err_prefix(GT_ERR_DATA, "header: ");
   for (int c = 0; c < n; c++) {
-    if (c >= GT_DB_NCOLS)
-      return gt_err_set(GT_ERR_DATA, "header: unexpected extra column '%.60s' after '%s'", cell[c],
-                        gt_db_col_name(GT_DB_NCOLS - 1));
+    if (c >= ncols)
+      return gt_err_set(GT_ERR_DATA, "header: unexpected extra column '%.60s' after '%s'%s",
+                        cell[c], gt_db_col_name(ncols - 1),
+                        ncols < GT_DB_NCOLS ? " (a format-1 file has no device columns)" : "");
     if (strcmp(cell[c], gt_db_col_name(c)) != 0)
       return gt_err_set(GT_ERR_DATA, "header column %d is '%.60s', expected '%s'", c + 1, cell[c],
                         gt_db_col_name(c));
@@ -248,9 +264,9 @@ static gt_status_t header_mismatch(char *line) {
       return gt_err_set(GT_ERR_DATA, "header column %d is quoted ('\"%.60s\"'): write it as %s",
                         c + 1, cell[c], gt_db_col_name(c));
   }
-  if (n < GT_DB_NCOLS)
+  if (n < ncols)
     return gt_err_set(GT_ERR_DATA, "header: missing column '%s' (and %d after it)",
-                      gt_db_col_name(n), GT_DB_NCOLS - n - 1);
+                      gt_db_col_name(n), ncols - n - 1);
   return gt_err_set(GT_ERR_DATA, "header row differs from the expected one");
 }
 
@@ -280,13 +296,16 @@ typedef struct reader {
   const char *name;
   gt_db_t *db;
   enum { WANT_FORMAT, WANT_HEADER, ROWS } state;
+  bool v1;              /* a format-1 file: no device columns */
+  char v1_device[GT_DB_DEVICE_MAX]; /* its rows' device: the #device line, or "-" */
   int ln;
   int *row_line; /* source line of each row, for duplicate messages */
   size_t row_line_cap;
 } reader_t;
 
 static gt_status_t read_format_line(reader_t *rd, const char *line) {
-  if (strcmp(line, GT_DB_FORMAT_LINE) == 0) {
+  if (strcmp(line, GT_DB_FORMAT_LINE) == 0 || strcmp(line, GT_DB_FORMAT_LINE_V1) == 0) {
+    rd->v1 = strcmp(line, GT_DB_FORMAT_LINE_V1) == 0;
     rd->state = WANT_HEADER;
     return GT_OK;
   }
@@ -317,8 +336,11 @@ static gt_status_t read_validator_line(reader_t *rd, char *line) {
 /* A line between the format line and the first row: a validator or the header. */
 static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (line[0] == '#') return read_validator_line(rd, line);
-  if (strcmp(line, gt_db_header()) == 0) {
+  if (strcmp(line, rd->v1 ? gt_db_header_v1() : gt_db_header()) == 0) {
     rd->state = ROWS;
+    /* Format 1 recorded the device once, by name, for the whole file. */
+    const char *dev = gt_db_get_validator(rd->db, "device");
+    if (rd->v1) gt_db_device_name(dev ? dev : "", rd->v1_device, sizeof rd->v1_device);
     return GT_OK;
   }
   if (line[0] == '\0')
@@ -327,7 +349,8 @@ static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (strncmp(line, "op,", 3) != 0)
     return gt_err_set(GT_ERR_DATA, "%s:%d: missing header row (expected '%.40s...', got '%.60s')",
                       rd->name, rd->ln, gt_db_header(), line);
-  return gt_db_err_prefix(header_mismatch(line), "%s:%d: ", rd->name, rd->ln);
+  return gt_db_err_prefix(header_mismatch(line, rd->v1 ? GT_DB_NCOLS_V1 : GT_DB_NCOLS), "%s:%d: ",
+                          rd->name, rd->ln);
 }
 
 static gt_status_t read_row_line(reader_t *rd, char *line) {
@@ -338,7 +361,8 @@ static gt_status_t read_row_line(reader_t *rd, char *line) {
                       rd->name, rd->ln);
   gt_db_row_t r;
   gt_status_t s;
-  if (parse_row(line, &r) != GT_OK) return gt_db_err_prefix(GT_ERR_DATA, "%s:%d: ", rd->name, rd->ln);
+  if (parse_row(line, &r, rd->v1 ? rd->v1_device : NULL) != GT_OK)
+    return gt_db_err_prefix(GT_ERR_DATA, "%s:%d: ", rd->name, rd->ln);
   if ((s = gt_db_index_ready(rd->db)) != GT_OK) return s;
   uint64_t h = gt_problem_hash(&r.key);
   long dup = gt_db_index_find(rd->db, &r.key, h);

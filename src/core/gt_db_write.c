@@ -29,6 +29,7 @@ static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
     const void *p = (const char *)r + gt_db_result_cols[c].off;
     switch (gt_db_result_cols[c].kind) {
       case GT_DB_COL_STR: gt_textbuf_printf(b, ",%s", (const char *)p); break;
+      case GT_DB_COL_OPTSTR: gt_textbuf_printf(b, ",%s", *(const char *)p ? (const char *)p : "-"); break;
       case GT_DB_COL_TIME: gt_textbuf_printf(b, ",%.9g", *(const double *)p); break;
       case GT_DB_COL_DBL: gt_textbuf_printf(b, ",%.6g", *(const double *)p); break;
       case GT_DB_COL_INT: gt_textbuf_printf(b, ",%d", *(const int *)p); break;

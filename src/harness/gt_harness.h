@@ -59,6 +59,8 @@ typedef struct gt_device_info {
   char name[64];            /* "NVIDIA H200" or the CPU model */
   char arch[GT_ARCH_MAX];   /* "sm_90", "cpu" */
   int sm_count;             /* SMs or online cores */
+  int mem_gib;              /* device memory (host: physical memory), whole GiB rounded down
+                               (gt_db_mem_gib): with the name, the identity tuned rows record */
   double peak_tflops;       /* datasheet-ish dense rate for the problem's type (bf16 for GPUs) */
   double peak_gbps;         /* memory bandwidth, GB/s */
   size_t cache_bytes;       /* L2 (GPU) or LLC (host) */

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/gt_db.h"
 #include "core/gt_dtype.h"
 #include "providers/gt_reference.h"
 #include "gt_harness.h"
@@ -198,6 +199,8 @@ static gt_status_t host_describe(int device, gt_device_info_t *out) {
   snprintf(out->arch, sizeof out->arch, "cpu");
   long c = sysconf(_SC_NPROCESSORS_ONLN);
   out->sm_count = c > 0 ? (int)c : 1;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  out->mem_gib = pages > 0 && page > 0 ? gt_db_mem_gib((uint64_t)pages * (uint64_t)page) : 0;
   out->cache_bytes = host_llc_bytes();
   /* Rough defaults (2.5 GHz x 32 fp32 flop/cycle/core: two 8-wide FMA pipes; a DDR channel or
    * two); the roofline only sorts problems into compute- and memory-bound, so users with the

@@ -12,6 +12,7 @@
 
 #include "preload_db.h"
 #include "preload_internal.h"
+#include "rt_devices.h"
 
 gt_preload_state_t gt_preload = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -74,6 +75,7 @@ static void shim_init(void) {
     if (g->log)
       gt_preload_say("loaded %zu tuned rows from %zu file%s (%zu skipped) in GEMMTUNE_DB",
                      g->db.n, rep.files_ok, rep.files_ok == 1 ? "" : "s", rep.files_bad);
+    gt_rt_devices_test_hook(&g->db, g->db_desc, gt_preload_say_line, NULL); /* tests only */
   } else {
     snprintf(g->db_desc, sizeof g->db_desc, "GEMMTUNE_DB is not set");
   }

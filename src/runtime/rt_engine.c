@@ -1,6 +1,7 @@
 /* The runtime's per-device engine: decision cache, workspaces, capture timing (rt_engine.h). */
 #define _GNU_SOURCE
 #include "rt_engine.h"
+#include "rt_devices.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -36,6 +37,7 @@ struct gt_rt {
   int device;
   char arch[GT_ARCH_MAX];
   int sm_count;
+  gt_db_device_t here; /* the identity rows are checked against: arch, SMs, name, memory */
   const gt_db_t *db;
   char db_desc[512];
   gt_rt_line_fn warn;
@@ -106,26 +108,11 @@ bool gt_rt_stream_capturing(void *stream) {
 
 /* ---- open / close -------------------------------------------------------------------------- */
 
-/* Rows measured on another GPU can never match here (the key holds arch and SM count). Say so
- * once, rather than leaving every miss to be explained separately. */
+/* Rows measured on another GPU can never match here (the key holds arch and SM count), rows tuned
+ * on another product of this arch and SM count are refused, and a DB with no row for this device
+ * serves nothing. Say each once, rather than leaving every miss to be explained separately. */
 static void report_other_devices(gt_rt_t *rt) {
-  const gt_db_t *db = rt->db;
-  if (!db || !db->n) return;
-  size_t other = 0;
-  const gt_db_row_t *example = NULL;
-  for (size_t i = 0; i < db->n; i++) {
-    const gt_problem_t *k = &db->rows[i].key;
-    if (strcmp(k->arch, rt->arch) != 0 || k->sm_count != rt->sm_count) {
-      other++;
-      if (!example) example = &db->rows[i];
-    }
-  }
-  if (other)
-    warnf(rt,
-          "%zu of %zu tuned rows are for another device (e.g. %s with %d SMs); device %d is %s "
-          "with %d SMs, so those rows cannot match here (%s)",
-          other, db->n, example->key.arch, example->key.sm_count, rt->device, rt->arch,
-          rt->sm_count, rt->db_desc);
+  gt_rt_devices_report(rt->db, &rt->here, rt->device, rt->db_desc, rt->warn, rt->warn_ctx, NULL);
 }
 
 gt_status_t gt_rt_open(int device, const gt_db_t *db, const char *db_desc, gt_rt_line_fn warn,
@@ -146,6 +133,18 @@ gt_status_t gt_rt_open(int device, const gt_db_t *db, const char *db_desc, gt_rt
   rt->device = device;
   snprintf(rt->arch, sizeof rt->arch, "sm_%d%d", major, minor);
   rt->sm_count = sms;
+  /* The product and its memory tell an H100 SXM from an H200 (both sm_90, 132 SMs). Unreadable,
+   * they stay unknown, which refuses nothing (gt_db_row_fit). */
+  snprintf(rt->here.arch, sizeof rt->here.arch, "%s", rt->arch);
+  rt->here.sm_count = sms;
+  struct cudaDeviceProp prop;
+  guard_t g; /* relaxed capture mode: the first call of a device may come under capture */
+  guard_enter(rt, &g);
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
+    gt_db_device_name(prop.name, rt->here.name, sizeof rt->here.name);
+    rt->here.mem_gib = gt_db_mem_gib((uint64_t)prop.totalGlobalMem);
+  }
+  guard_leave(&g);
   rt->db = db;
   snprintf(rt->db_desc, sizeof rt->db_desc, "%s", db_desc ? db_desc : "no tuned DB");
   rt->warn = warn;
@@ -312,6 +311,10 @@ static gt_rt_state_t decide_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
     explain_miss(rt, e);
     return GT_RT_MISS;
   }
+  /* Tuned on another product of this arch and SM count: another device's measurement, no row
+   * for this device. A miss (said once per process at open, per key only with logging), not a
+   * failure: nothing here is broken, the DB is for another GPU. */
+  if (!gt_rt_row_applies(row, &rt->here, e->why, sizeof e->why)) return GT_RT_MISS;
   snprintf(e->provider, sizeof e->provider, "%s", row->provider);
   snprintf(e->instance, sizeof e->instance, "%s", row->instance);
   const gt_provider_t *prov = gt_provider_find(row->provider);

@@ -147,6 +147,21 @@ void gt_cli_progress_clear(void);
 void gt_cli_progress_run(double t0, double total_s);
 double gt_cli_now(void);
 
+/* ---- this device, as the tuned DB names it (cli_device.c) ----------------------------------- */
+
+/* The identity rows record and are checked against (core/gt_db.h): arch, SM count, product name
+ * and memory of dev. */
+void gt_cli_db_device(const gt_device_info_t *dev, gt_db_device_t *out);
+/* This machine's device for cs (--cpu, --backend, --device; auto otherwise), detected in a
+ * short-lived worker process so the caller never initialises CUDA. Returns 0, or the exit code
+ * after saying why (a GPU asked for and not usable). Quiet: no fall-back notice. */
+int gt_cli_device_here(const char *cmd, const gt_cli_search_t *cs, gt_db_device_t *out);
+/* Say once on stderr, for a command that reads db on this device: how many rows are refused
+ * (tuned on another product of the same arch and SM count, with gt_db_refusal_str), and how many
+ * record no device identity (a format-1 DB, applied by what they record). Returns the number of
+ * refused rows. */
+size_t gt_cli_note_db_device(const char *cmd, const gt_db_t *db, const gt_db_device_t *here);
+
 /* Subcommands. */
 int gt_cmd_list(int argc, char **argv);
 int gt_cmd_shapes(int argc, char **argv);

@@ -24,7 +24,9 @@ static const char k_help[] =
     "                  (or, when the whole machine runs faster or slower, its speedup) is what\n"
     "                  the row recorded, within the tolerance\n"
     "  not applicable  the row was measured on another device or library version; the fact\n"
-    "                  that differs is named (e.g. sm_count: 114 vs 132 here)\n"
+    "                  that differs is named (e.g. sm_count: 114 vs 132 here, or 'rows tuned\n"
+    "                  on NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA H200 (139 GiB):\n"
+    "                  not applied' for another product of the same arch and SM count)\n"
     "  missing         the provider or the candidate no longer exists here\n"
     "  fails gate      the candidate's output is no longer within the row's error bound\n"
     "  slower          it still wins, but neither its time nor its speedup reproduces\n"
@@ -40,8 +42,10 @@ static const char k_examples[] =
     "\nExamples:\n"
     "  gemmtune check tuned.db\n"
     "  gemmtune check --cpu build/example-tuned.db --rounds 5 --format csv\n\n"
-    "Exit status: 0 when every applicable row passes (also when none applies: every row is\n"
-    "listed with the reason); 1 when one does not; 64 usage; 65 malformed DB; 66 missing DB.\n";
+    "Exit status: 0 when every row that applies here was replayed and passes; 1 when one does\n"
+    "not, and when no row applies to this device at all (every row is listed with the reason,\n"
+    "and a last line says that nothing was checked: a DB for another device, or an empty one,\n"
+    "proves nothing here); 64 usage; 65 malformed DB; 66 missing DB.\n";
 
 #define CHECK_OPTS (GT_OPT_DEVICE | GT_OPT_TIMING)
 #define CHECK_EXCEPT "warm,init" /* a row is replayed cold or warm as it was timed */
@@ -88,6 +92,16 @@ static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol
     return;
   }
   snprintf(o->dev, sizeof o->dev, "%s", dev.name);
+  gt_db_device_t here;
+  gt_cli_db_device(&dev, &here);
+  /* Another product of the same arch and SM count (an H100 SXM for an H200): refused, as the
+   * runtime refuses it. */
+  if (gt_db_row_fit(row, &here) == GT_DB_FIT_OTHER) {
+    char why[400];
+    gt_db_refusal_str(row, &here, why, sizeof why);
+    set_out(o, CK_NA, "not applicable", "%s", why);
+    return;
+  }
   /* Another device: the row's time says nothing about this one. */
   if (strcmp(row->key.arch, dev.arch) != 0 || row->key.sm_count != dev.sm_count) {
     if (strcmp(row->key.arch, dev.arch) != 0)
@@ -346,11 +360,18 @@ int gt_cmd_check(int argc, char **argv) {
   if (fmt != GT_FMT_TABLE) gt_table_end(&t);
   else free(t.rows);
   FILE *sf = fmt == GT_FMT_TABLE ? stdout : stderr;
+  /* A DB none of whose rows applies here proves nothing about this machine: not a pass. */
+  bool none = npass + nfail == 0;
   fprintf(sf, "%s%s: %zu rows on %s: %zu pass, %zu not applicable, %zu fail\n",
-          fmt == GT_FMT_TABLE && db.n ? "\n" : "", nfail ? "FAIL" : "PASS", db.n,
+          fmt == GT_FMT_TABLE && db.n ? "\n" : "", nfail || none ? "FAIL" : "PASS", db.n,
           devname[0] ? devname : "this machine", npass, nna, nfail);
-  if (db.n && nna == db.n)
-    fprintf(sf, "note: no row applies to this machine, so nothing was replayed\n");
+  if (none && db.n)
+    fprintf(sf, "FAIL: no row of %s applies to this device (%s): all %zu rows were tuned on "
+                "another device or library version (each is listed above with the fact that "
+                "differs), so nothing was checked\n",
+            path, devname[0] ? devname : "this machine", db.n);
+  else if (none)
+    fprintf(sf, "FAIL: %s has no rows, so nothing was checked\n", path);
   gt_db_free(&db);
-  return nfail ? 1 : 0;
+  return nfail || none ? 1 : 0;
 }

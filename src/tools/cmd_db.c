@@ -16,13 +16,18 @@ static const char k_merge_help[] =
     "valid input. Without --prefer, inputs are merged in the order of their paths, whatever order\n"
     "they are given in, so every ordering writes the same bytes. DBs from different devices or\n"
     "library versions (the #device and #...-lib lines) are refused with both values named, unless\n"
-    "--mixed says the mix is meant (their rows differ in the key's device fields anyway). Rows\n"
-    "for the same key are arbitrated only when they were measured the same way (same timing\n"
-    "method): the faster row is kept and the choice is reported. Rows measured differently are\n"
-    "not comparable: the merge stops with exit 65, lists both facts, and writes nothing, unless\n"
-    "--prefer says which side wins. OUT is written atomically; it may be one of the inputs.\n"
-    "Deploy the one merged DB to every rank of a tensor-parallel job, so that every rank picks\n"
-    "the same kernel for the same key (docs/scale-out.md).\n\n"
+    "--mixed says the mix is meant. Rows for the same key are arbitrated only when they were\n"
+    "measured the same way (same timing method, same device): the faster row is kept only when\n"
+    "it is faster by more than the two rows' recorded spreads together (spread_pct); closer than\n"
+    "that the times do not tell them apart: 'tie within spread', and the row with the lower\n"
+    "spread is kept (then the lower time, then the first by name, whichever input it came\n"
+    "from). Every choice is reported. Rows measured differently (another timing method, or\n"
+    "another product of the same arch and SM count) are not comparable: the merge stops with\n"
+    "exit 65, lists both facts, and writes nothing, unless --prefer says which side wins (in the\n"
+    "order given). OUT is written atomically; it may be one of the inputs. A DB from before\n"
+    "device identities (format 1) is read and written back as format 2. Deploy the one merged DB\n"
+    "to every rank of a tensor-parallel job, so that every rank picks the same kernel for the\n"
+    "same key (docs/scale-out.md).\n\n"
     "  -o, --output OUT       the merged DB (required)\n"
     "  --prefer first|last    resolve conflicts in favour of the earlier or later input, in\n"
     "                         the order given (a folder's files in path order at its place)\n"
@@ -48,7 +53,12 @@ static const char k_explain_help[] =
     "for --key, leading dimensions are tight, and arch and sm_count are the DB's device when all\n"
     "its rows share one, else this machine's (--cpu, --backend or --device: this machine's).\n"
     "Instead of KEYs a problem can be given with the usual options (--linear T,OUT,IN ...);\n"
-    "arch and sm_count then default the same way unless --arch/--sm-count are given.\n\n"
+    "arch and sm_count then default the same way unless --arch/--sm-count are given.\n"
+    "A row for this machine's arch and SM count that was tuned on another product (an H100\n"
+    "SXM and an H200 share sm_90 and 132 SMs) is refused as the runtime refuses it: 'REFUSED',\n"
+    "naming both devices ('rows tuned on NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA\n"
+    "H200 (139 GiB): not applied'). Rows of a DB from before device identities apply by what\n"
+    "they record, with a note.\n\n"
     "  --format table|csv|json  one line per key: hit or miss, the row or the nearest one\n";
 
 static const char k_explain_examples[] =
@@ -56,8 +66,8 @@ static const char k_explain_examples[] =
     "  gemmtune explain tuned.db --linear 16,4096,4096\n"
     "  gemmtune explain tuned.db 'transa=T,m=4096,n=16,k=4096'     # a partial key\n"
     "  gemmtune explain tuned.db --linear 16,4096,4096 --sm-count 114 --format json\n\n"
-    "Exit status: 0 when every key hits, 1 when any misses; 64 usage or a bad key; 65\n"
-    "malformed DB; 66 missing DB.\n";
+    "Exit status: 0 when every key hits, 1 when any misses or is refused; 64 usage or a bad\n"
+    "key; 65 malformed DB; 66 missing DB.\n";
 
 typedef struct {
   bool quiet;
@@ -267,10 +277,15 @@ static void print_row(const gt_db_row_t *r) {
          r->throttled ? ", THROTTLED rounds seen" : "");
 }
 
-static int explain_one(explain_out_t *eo, const gt_db_t *db, const gt_problem_t *k) {
-  char key[1024];
+/* Look k up as the runtime does on the device here: a hit on a row tuned on another product of
+ * the same arch and SM count is refused. Returns 1 for a miss or a refusal. */
+static int explain_one(explain_out_t *eo, const gt_db_t *db, const gt_problem_t *k,
+                       const gt_db_device_t *here) {
+  char key[1024], refusal[512] = "";
   gt_problem_format_key(k, key, sizeof key);
   const gt_db_row_t *row = gt_db_lookup(db, k);
+  if (row && gt_db_row_fit(row, here) == GT_DB_FIT_OTHER)
+    gt_db_refusal_str(row, here, refusal, sizeof refusal);
   gt_db_near_t near[3];
   size_t nn = row ? 0 : gt_db_explain(db, k, near, 3);
   if (eo->fmt != GT_FMT_TABLE) {
@@ -281,15 +296,17 @@ static int explain_one(explain_out_t *eo, const gt_db_t *db, const gt_problem_t 
       snprintf(b, sizeof b, "%.3f", r->baseline_us);
       snprintf(sp, sizeof sp, "%.4g", r->speedup);
     }
-    const char *cells[] = {row ? "hit" : "miss", key, r ? r->provider : "", r ? r->instance : "",
-                           t, b, sp, row ? "" : nn ? near[0].diff : "the DB has no rows"};
+    const char *cells[] = {refusal[0] ? "refused" : row ? "hit" : "miss", key,
+                           r ? r->provider : "", r ? r->instance : "", t, b, sp,
+                           refusal[0] ? refusal : row ? "" : nn ? near[0].diff : "the DB has no rows"};
     gt_table_row(&eo->t, cells);
-    return row ? 0 : 1;
+    return row && !refusal[0] ? 0 : 1;
   }
   if (row) {
-    printf("HIT  %s\n", key);
+    printf("%s %s\n", refusal[0] ? "REFUSED" : "HIT ", key);
+    if (refusal[0]) printf("  %s\n", refusal);
     print_row(row);
-    return 0;
+    return refusal[0] ? 1 : 0;
   }
   printf("MISS %s\n", key);
   if (nn == 0) printf("  the DB has no rows\n");
@@ -313,20 +330,20 @@ static bool db_device(const gt_db_t *db, char *arch, size_t cap, int *sms) {
   return true;
 }
 
-/* Fill the device fields a key or problem left out: this machine's device when one was named
- * (--cpu, --backend, --device), else the DB's when its rows share one, else this machine's. */
-static void default_device(const gt_db_t *db, gt_cli_search_t *cs, gt_problem_t *p,
-                           bool arch_given, bool sms_given) {
+/* Fill the device fields a key or problem left out: this machine's device (here) when one was
+ * named (--cpu, --backend, --device), else the DB's when its rows share one, else this
+ * machine's. */
+static void default_device(const gt_db_t *db, const gt_cli_search_t *cs,
+                           const gt_db_device_t *here, gt_problem_t *p, bool arch_given,
+                           bool sms_given) {
   if (arch_given && sms_given) return;
   char arch[sizeof p->arch];
   int sms = 0;
-  gt_device_info_t dev;
   bool machine = strcmp(cs->backend_name, "auto") != 0 || cs->gpu_asked; /* --cpu, --device */
   if (machine || !db_device(db, arch, sizeof arch, &sms)) {
-    cs->quiet = true;
-    if (gt_cli_pick_backend("explain", cs, &dev) != 0) return;
-    snprintf(arch, sizeof arch, "%s", dev.arch);
-    sms = dev.sm_count;
+    if (!here->arch[0]) return; /* the device could not be detected (said) */
+    snprintf(arch, sizeof arch, "%s", here->arch);
+    sms = here->sm_count;
   }
   if (!arch_given) snprintf(p->arch, sizeof p->arch, "%s", arch);
   if (!sms_given) p->sm_count = sms;
@@ -388,26 +405,30 @@ int gt_cmd_explain(int argc, char **argv) {
   gt_db_init(&db);
   gt_status_t s = gt_db_read(argv[optind], &db);
   if (s != GT_OK) return gt_cli_fail("explain", s);
+  /* This machine's device: rows of another product are refused here, as the runtime would. */
+  gt_db_device_t here;
+  memset(&here, 0, sizeof here);
+  if (gt_cli_device_here("explain", &cs, &here) == 0) gt_cli_note_db_device("explain", &db, &here);
   static const char *const names[] = {"result", "key", "provider", "instance", "time_us",
                                       "baseline_us", "speedup", "differs"};
   static const bool num[] = {0, 0, 0, 0, 1, 1, 1, 0};
   if (eo.fmt != GT_FMT_TABLE) gt_table_begin(&eo.t, stdout, eo.fmt, 8, names, num);
   int misses = 0;
   if (cp.have_shape) {
-    default_device(&db, &cs, &cp.p, cp.arch_given, cp.sms_given);
+    default_device(&db, &cs, &here, &cp.p, cp.arch_given, cp.sms_given);
     cp.arch_given = cp.sms_given = true; /* filled: finish must not take the machine's */
     if ((rc = gt_cli_problem_finish("explain", &cp, NULL)) != 0) {
       gt_db_free(&db);
       return rc;
     }
     if (eo.fmt == GT_FMT_TABLE) printf("problem: %s\n", cp.mapping);
-    misses += explain_one(&eo, &db, &cp.p);
+    misses += explain_one(&eo, &db, &cp.p, &here);
   }
   for (int i = optind + 1; i < argc; i++) {
     gt_problem_t k;
     gt_problem_init(&k);
     gt_problem_parse_key(argv[i], &k); /* checked by explain_args */
-    default_device(&db, &cs, &k, strstr(argv[i], "arch=") != NULL,
+    default_device(&db, &cs, &here, &k, strstr(argv[i], "arch=") != NULL,
                    strstr(argv[i], "sm_count=") != NULL);
     gt_problem_fill_lds(&k);
     /* A KEY is data: one no GEMM can have (a footprint past 64 bits) is exit 65 naming the key
@@ -418,7 +439,7 @@ int gt_cmd_explain(int argc, char **argv) {
       fprintf(stderr, "gemmtune explain: key %d: %s\n", i - optind, gt_err_msg());
       return EX_DATAERR_;
     }
-    misses += explain_one(&eo, &db, &k);
+    misses += explain_one(&eo, &db, &k, &here);
   }
   if (eo.fmt != GT_FMT_TABLE) gt_table_end(&eo.t);
   gt_db_free(&db);

@@ -24,6 +24,7 @@
 #include "core/gt_shard.h"
 #include "search/gt_isolate.h"
 #include "gt_version.h"
+#include "tune_retire.h"
 
 static const char k_help[] =
     "Usage: gemmtune tune SHAPES -o DB [options]\n\n"
@@ -34,6 +35,11 @@ static const char k_help[] =
     "when the winner beats the baseline by max(--min-improvement, the baseline's noise).\n"
     "A row slower than its baseline is never written. An existing DB is read first (strictly:\n"
     "a malformed one stops the run untouched) and updated atomically after each improved shape.\n"
+    "Rows record the device they were measured on (product name and memory, beyond arch and\n"
+    "SM count). A key the DB already has a row for on this device whose choice races again and\n"
+    "no longer wins (no candidate beats the baseline by the threshold, or the choice now fails\n"
+    "the gate) has its row removed: outcome 'retired', and 'retired: KEY: WHY' in the summary.\n"
+    "A choice the race did not reach (another --providers set, --budget) keeps its row.\n"
     "A shapes file from `gemmtune capture` names the cuBLAS the application loaded; tune loads\n"
     "that one too (cuBLASLt rows apply only to the version they were tuned with) and says so.\n"
     "Progress goes to stderr: a live line on a terminal, otherwise a line per shape and one\n"
@@ -93,6 +99,7 @@ typedef struct shape_outcome {
   size_t n_budget;    /* candidates the prune pass did not reach within --budget */
   int throttled, sm_clock_mhz; /* clock-event (thermal/power) seen in a round; median SM clock */
   char faulted[1024]; /* candidates that killed a worker, comma separated */
+  gt_tune_prev_t prev; /* the DB's row for the key before this race, and how its choice did */
 } shape_outcome_t;
 
 /* What a worker sends its supervisor (gt_isolate messages). Both sides are the same binary, one
@@ -175,10 +182,11 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, const gt_se
   }
 }
 
-/* Run one shape in this process (ch NULL) or in a worker; the row (when improved) goes to *row. */
+/* Run one shape in this process (ch NULL) or in a worker; the row (when improved) goes to *row.
+ * prev is the DB's row for the key: o->prev says how its choice did in this race. */
 static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, const char *label,
-                             gt_isolate_chan_t *ch, shape_outcome_t *o, gt_db_row_t *row,
-                             bool *have_row) {
+                             gt_isolate_chan_t *ch, const gt_tune_prev_t *prev,
+                             shape_outcome_t *o, gt_db_row_t *row, bool *have_row) {
   worker_ctx_t w = {ch, label, gt_cli_now()};
   gt_search_events_t ev = {&w, w_phase, w_cand};
   gt_search_result_t r;
@@ -189,6 +197,8 @@ static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, c
   gt_status_t s = gt_search_run(&sh->p, &sso, &ev, &r);
   if (!ch) gt_cli_progress_clear();
   outcome_from(&r, s, &sso, o);
+  o->prev = *prev;
+  gt_tune_prev_observe(&r, &o->prev);
   *have_row = s == GT_OK && r.improved;
   if (*have_row) *row = r.row;
   gt_search_result_free(&r);
@@ -198,6 +208,7 @@ static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, c
 typedef struct shape_job {
   const gt_shape_t *sh;
   const gt_search_opts_t *so;
+  const gt_tune_prev_t *prev;
 } shape_job_t;
 
 static int shape_worker(gt_isolate_chan_t *ch, void *arg) {
@@ -205,7 +216,7 @@ static int shape_worker(gt_isolate_chan_t *ch, void *arg) {
   result_msg_t m;
   memset(&m, 0, sizeof m);
   m.kind = MSG_RESULT;
-  gt_status_t s = run_shape(job->sh, job->so, "tune", ch, &m.o, &m.row, &m.have_row);
+  gt_status_t s = run_shape(job->sh, job->so, "tune", ch, job->prev, &m.o, &m.row, &m.have_row);
   /* A sticky fault poisoned this context: no answer, so the supervisor blames the candidate it
    * announced last and retries without it. */
   if (s == GT_ERR_DEVICE && strstr(m.o.failure, "faulted")) return 3;
@@ -237,14 +248,14 @@ static bool on_shape_msg(void *ctx, const void *msg, size_t len) {
 
 /* Run one shape in a worker process, again without each candidate that crashed or hung it. */
 static gt_status_t run_shape_isolated(const gt_shape_t *sh, gt_search_opts_t so, double timeout_s,
-                                      const char *label, shape_outcome_t *o, gt_db_row_t *row,
-                                      bool *have_row) {
+                                      const char *label, const gt_tune_prev_t *prev,
+                                      shape_outcome_t *o, gt_db_row_t *row, bool *have_row) {
   char exclude[4096] = "";
   if (so.exclude) snprintf(exclude, sizeof exclude, "%s", so.exclude);
   *have_row = false;
   for (int attempt = 0; attempt < 8; attempt++) {
     so.exclude = exclude;
-    shape_job_t job = {sh, &so};
+    shape_job_t job = {sh, &so, prev};
     shape_watch_t w = {label, gt_cli_now(), {0}};
     gt_isolate_end_t end;
     gt_status_t s = gt_isolate_run(shape_worker, &job, timeout_s, on_shape_msg, &w, &end);
@@ -359,6 +370,7 @@ typedef struct tune_run {
   double shape_timeout;
   /* inputs */
   gt_device_info_t dev;
+  gt_db_device_t here; /* dev as rows record it */
   gt_shapes_t sh;
   size_t merged;
   gt_db_t db;
@@ -370,7 +382,8 @@ typedef struct tune_run {
   size_t nstale;
   /* results */
   gt_table_t t;
-  size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed;
+  size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed, n_retired;
+  char retired[4096]; /* "  retired: KEY: why" lines for the summary */
   double t_start, est_total, est_race;
   size_t n_ours; /* shapes this run tunes (its shard, less those --resume skips) */
   int exit_code;
@@ -724,10 +737,27 @@ static void journal_remove(tune_run_t *r) {
   r->nstale = 0;
 }
 
+/* Remove the row for key from now (the DB as on disk, under the lock) if it is still the choice
+ * prev names, for this device; another run may have replaced it since this one read the DB. */
+static gt_status_t retire_locked(gt_db_t *now, const gt_problem_t *key, const gt_tune_prev_t *prev,
+                                 const gt_db_device_t *here, bool *removed) {
+  const gt_db_row_t *old = gt_db_lookup(now, key);
+  if (!old || strcmp(old->provider, prev->provider) != 0 ||
+      strcmp(old->instance, prev->instance) != 0 || gt_db_row_fit(old, here) == GT_DB_FIT_OTHER)
+    return GT_OK;
+  gt_status_t s = gt_db_remove(now, key);
+  if (s == GT_OK && removed) *removed = true;
+  return s;
+}
+
 /* Put row (may be NULL: only the validators) into the DB as it is on disk now, under the
- * directory lock, and write it back; r->db becomes that DB. A DB someone made unreadable since
- * the run started is refused, never overwritten (GT_ERR_DATA); r->db is then unchanged. */
-static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row) {
+ * directory lock, and write it back; r->db becomes that DB. With retire, the row for retire's key
+ * is removed instead, if it is still the choice this run raced (another run may have replaced it
+ * since: then it stays, and *removed says false). A DB someone made unreadable since the run
+ * started is refused, never overwritten (GT_ERR_DATA); r->db is then unchanged. */
+static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row, const gt_problem_t *retire_key,
+                             const gt_tune_prev_t *retire, bool *removed) {
+  if (removed) *removed = false;
   int lfd;
   gt_status_t s = gt_file_lock_dir(r->out, gt_file_lock_timeout_s(TUNE_LOCK_TIMEOUT_S), &lfd);
   if (s != GT_OK) return s;
@@ -748,6 +778,7 @@ static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row) {
     if (s == GT_OK) s = gt_db_set_validator(&now, "device", r->dev.name);
     if (s == GT_OK) s = gt_db_set_validator(&now, "updated", when);
     if (row) s = gt_db_put(&now, row);
+    if (s == GT_OK && retire) s = retire_locked(&now, retire_key, retire, &r->here, removed);
   }
   if (s == GT_OK) s = gt_db_write(&now, r->out);
   gt_file_unlock_dir(lfd);
@@ -767,6 +798,7 @@ static int open_inputs(tune_run_t *r) {
   r->cs.quiet = r->fmt != GT_FMT_TABLE;
   if ((rc = gt_cli_need_file("tune", NULL, r->shapes_path)) != 0) return rc;
   if ((rc = pick_backend_forked(&r->cs, &r->dev)) != 0) return rc;
+  gt_cli_db_device(&r->dev, &r->here);
   snprintf(r->cp.p.arch, sizeof r->cp.p.arch, "%s", r->dev.arch);
   r->cp.p.sm_count = r->dev.sm_count;
   gt_status_t s = gt_shapes_read(r->shapes_path, &r->cp.p, &r->sh, &r->merged);
@@ -836,6 +868,35 @@ static bool shape_is_ours(tune_run_t *r, const gt_shape_t *x, char *key, size_t 
   return true;
 }
 
+/* A race that wrote no row: when the DB's row for the key raced and lost, remove it (the DB is
+ * rewritten at once) and say so in note ("retired: ..."), also for the summary. Returns 0, or -1
+ * when the DB could not be written (the run stops). */
+static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t *o, char *note,
+                      size_t cap) {
+  char why[600];
+  if (!gt_tune_prev_retires(&o->prev, o->base_us, o->best_us, o->threshold, why, sizeof why))
+    return 0;
+  bool removed = false;
+  gt_status_t s = db_update(r, NULL, &x->p, &o->prev, &removed);
+  if (s != GT_OK) {
+    fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
+    r->exit_code = gt_status_exit_code(s);
+    return -1;
+  }
+  if (!removed) {
+    snprintf(note, cap, "the DB's row %s/%s was not retired: another run replaced it meanwhile",
+             o->prev.provider, o->prev.instance);
+    return 0;
+  }
+  r->n_retired++;
+  snprintf(note, cap, "retired: %s; its row is removed from the DB", why);
+  char key[1024];
+  gt_problem_format_key(&x->p, key, sizeof key);
+  size_t l = strlen(r->retired);
+  snprintf(r->retired + l, sizeof r->retired - l, "  retired: %s: %s\n", key, why);
+  return 0;
+}
+
 /* Count the shape's outcome, put an improved row into the DB (rewritten at once), and say what
  * happened in note. Returns the outcome word; NULL when the DB could not be written (the run
  * stops). */
@@ -861,7 +922,9 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
   } else if (have_row) {
     outcome = "improved";
     r->n_improved++;
-    gt_status_t ps = db_update(r, row);
+    gt_db_row_t stamped = *row; /* the row records the device it was measured on */
+    gt_db_row_set_device(&stamped, &r->here);
+    gt_status_t ps = db_update(r, &stamped, NULL, NULL, NULL);
     if (ps != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
       r->exit_code = gt_status_exit_code(ps);
@@ -875,6 +938,8 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
                o->best_us, 100 * o->threshold);
     else
       snprintf(note, cap, "the baseline was fastest");
+    if (retire_row(r, x, o, note, cap) < 0) return NULL;
+    if (strncmp(note, "retired", 7) == 0) outcome = "retired";
   }
   if (o->n_budget) {
     size_t nl = strlen(note);
@@ -942,10 +1007,12 @@ static void tune_shapes(tune_run_t *r) {
     gt_db_row_t row;
     bool have_row = false;
     gt_status_t s;
+    gt_tune_prev_t prev; /* the DB's row for the key: a race it loses retires it */
+    gt_tune_prev_find(&r->db, &x->p, &r->here, &prev);
     if (r->isolate)
-      s = run_shape_isolated(x, r->cs.so, r->shape_timeout, label, &o, &row, &have_row);
+      s = run_shape_isolated(x, r->cs.so, r->shape_timeout, label, &prev, &o, &row, &have_row);
     else
-      s = run_shape(x, &r->cs.so, label, NULL, &o, &row, &have_row);
+      s = run_shape(x, &r->cs.so, label, NULL, &prev, &o, &row, &have_row);
     r->n_tuned++;
     char note[512];
     const char *outcome = record_outcome(r, x, s, &o, &row, have_row, note, sizeof note);
@@ -965,7 +1032,7 @@ static int finish(tune_run_t *r) {
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
    * which device and version it was established. */
   if (completed && r->db.n == 0 && !r->cs.so.estimate_only && (r->n_tuned || r->sharded)) {
-    gt_status_t ws = db_update(r, NULL);
+    gt_status_t ws = db_update(r, NULL, NULL, NULL, NULL);
     if (ws != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
       r->exit_code = gt_status_exit_code(ws);
@@ -975,10 +1042,12 @@ static int finish(tune_run_t *r) {
   FILE *sf = r->fmt == GT_FMT_TABLE ? stdout : stderr;
   fprintf(sf, "\nSummary: %zu shapes tuned in %.1f s: %zu improved, %zu unchanged, %zu failed",
           r->n_tuned, wall, r->n_improved, r->n_unchanged, r->n_failed);
+  if (r->n_retired) fprintf(sf, ", %zu rows retired", r->n_retired);
   if (r->n_resumed) fprintf(sf, ", %zu already done (--resume)", r->n_resumed);
   if (r->n_skipped) fprintf(sf, ", %zu in other shards", r->n_skipped);
   fprintf(sf, "\n");
   if (r->n_failed) fprintf(sf, "Failed:\n%s", r->failures);
+  if (r->n_retired) fprintf(sf, "Retired (re-tuned, their choice no longer wins):\n%s", r->retired);
   if (r->cs.so.estimate_only)
     fprintf(sf, "Estimate: about %.0f s: %.0f s of prune passes and %.0f s of %d re-time rounds "
                 "per shape, plus one fp64 reference per gated candidate; nothing was written\n",

@@ -39,7 +39,10 @@ static const char k_help[] =
     "  engaged      every call ran the tuned choice and its kernels ran at least that often\n"
     "               (with CUDA graphs, every replay shows in the trace: runs >= hits)\n"
     "  partly       some calls did, or the kernels ran fewer times than the shim served\n"
-    "  not engaged  a row exists but the tuned choice never ran, and why\n"
+    "  not engaged  a row exists but the tuned choice never ran, and why (a row tuned on\n"
+    "               another product of this GPU's arch and SM count is refused: 'rows tuned on\n"
+    "               NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA H200 (139 GiB): not\n"
+    "               applied')\n"
     "  unverified   calls were served but what ran cannot be checked (no trace: CUPTI taken\n"
     "               by another tool, or libcupti missing)\n"
     "  near miss    no row for the key, but a row for the same shape differs in another field\n"
@@ -1071,9 +1074,19 @@ static int write_json(const char *path, const verify_args_t *a, const gt_engage_
   return 0;
 }
 
+/* Rows tuned on another product of this device's arch and SM count: the runtime refuses them,
+ * so their keys cannot engage here, and the verdict says why. */
+static void mark_refused(gt_engage_report_t *rep, const gt_db_device_t *here) {
+  for (size_t i = 0; i < rep->n; i++) {
+    gt_engage_item_t *it = &rep->items[i];
+    if (it->row && gt_db_row_fit(it->row, here) == GT_DB_FIT_OTHER)
+      gt_db_refusal_str(it->row, here, it->refused, sizeof it->refused);
+  }
+}
+
 /* Traced run, verdicts, GPU time, end to end, outcome: everything after the set-up. */
 static int verify_in(const verify_ctx_t *v, const verify_args_t *a, const gt_db_t *db,
-                     const char *trace_unavail) {
+                     const gt_db_device_t *here, const char *trace_unavail) {
   FILE *sf = a->fmt == GT_FMT_TABLE ? stdout : stderr;
   traced_t t;
   traced_run(v, a, db, trace_unavail, sf, &t);
@@ -1086,6 +1099,7 @@ static int verify_in(const verify_ctx_t *v, const verify_args_t *a, const gt_db_
     return gt_cli_fail("verify", s);
   }
   find_expected(v, db, &t, &rep);
+  mark_refused(&rep, here);
   gt_engage_judge(db, &t.trace, t.stats_ok, t.stats_why, &rep);
   if (a->fmt == GT_FMT_TABLE) {
     printf("\n");
@@ -1125,6 +1139,13 @@ int gt_cmd_verify(int argc, char **argv) {
   gt_status_t s = gt_db_read(a.db_path, &db);
   if (s != GT_OK) return gt_cli_fail("verify", s);
   gt_cli_use_db_libs(&db); /* calibrate with the cuBLAS the rows were tuned with */
+  /* The device the workload runs on (the default one): rows tuned on another product of its
+   * arch and SM count are refused, here as by the shim. */
+  gt_cli_search_t cs;
+  gt_cli_search_init(&cs);
+  gt_db_device_t here;
+  memset(&here, 0, sizeof here);
+  if (gt_cli_device_here("verify", &cs, &here) == 0) gt_cli_note_db_device("verify", &db, &here);
   char db_abs[4096];
   if (!realpath(a.db_path, db_abs)) snprintf(db_abs, sizeof db_abs, "%s", a.db_path);
   char libbuf[4096], tlibbuf[4096], trace_unavail[600], work[4096];
@@ -1138,7 +1159,7 @@ int gt_cmd_verify(int argc, char **argv) {
     return rc;
   }
   verify_ctx_t v = {db_abs, a.lib, a.tlib, work, a.timeout_s};
-  rc = verify_in(&v, &a, &db, trace_unavail);
+  rc = verify_in(&v, &a, &db, &here, trace_unavail);
   if (!a.keep) rm_work(work);
   gt_db_free(&db);
   return rc;

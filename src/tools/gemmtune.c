@@ -47,7 +47,8 @@ static void usage(FILE *f) {
           "  gemmtune verify --db tuned.db --json v.json -- python3 serve.py   # 6: did it engage\n"
           "  gemmtune run --db tuned.db -- python3 serve.py        # deploy\n"
           "  gemmtune report tuned.db --verify v.json -o report.html\n\n"
-          "Exit codes: 0 ok, 1 a check failed (gate, verify), 64 usage, 65 malformed input,\n"
+          "Exit codes: 0 ok, 1 a check failed (gate, verify, a refused row, check with no row\n"
+          "for this device), 64 usage, 65 malformed input,\n"
           "66 missing input, 69 unavailable (no GPU/library), 70 internal, 74 i/o.\n"
           "Manual: man gemmtune (after make install); each command's --help.\n");
 }

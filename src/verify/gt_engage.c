@@ -346,9 +346,18 @@ void gt_engage_judge(const gt_db_t *db, const gt_trace_t *trace, bool stats_ok,
       it->verdict = GT_ENGAGE_NOT_ISSUED;
       snprintf(it->why, sizeof it->why,
                "unknown whether a call matched this row: the shim's counters are missing");
-    } else if (!it->issued) judge_not_issued(rep, it);
-    else if (!it->row) judge_untuned(db, it);
-    else {
+    } else if (!it->issued) {
+      judge_not_issued(rep, it);
+      if (it->refused[0]) append(it->why, sizeof it->why, "; on this device: %s", it->refused);
+    } else if (!it->row) {
+      judge_untuned(db, it);
+    } else if (it->refused[0]) {
+      /* The runtime refuses the row here: whatever ran, it was not this row's tuned choice. */
+      rep->tuned_issued++;
+      it->verdict = GT_ENGAGE_NOT;
+      snprintf(it->why, sizeof it->why, "%" PRIu64 " calls; the row is not for this device: %s",
+               it->calls, it->refused);
+    } else {
       rep->tuned_issued++;
       judge_tuned(rep, it, trace);
     }

@@ -112,6 +112,9 @@ typedef struct gt_engage_item {
   bool expected_known;
   char expected_why[256];      /* why the expected kernels are unknown */
   char shim_note[400];         /* the shim's own explanation (its log), when the caller has one */
+  char refused[400];           /* the row was tuned on another product of this device's arch and
+                                  SM count, so the runtime refuses it here: the refusal text
+                                  (gt_db_refusal_str); "" when the row applies */
   /* outputs of gt_engage_judge */
   gt_engage_verdict_t verdict;
   char why[768];

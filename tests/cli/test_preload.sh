@@ -173,6 +173,20 @@ check "stats: the device-pointer call is a keyless pass row" \
 check "stats: calls add up to the exit table's total" \
   "[ \$(awk -F, 'NR > 1 { c += \$1 } END { print c }' '$tmp/stats.csv') = \$(sed -n 's/^gemmtune: total: \([0-9]*\) calls.*/\1/p' '$tmp/hit.err') ]"
 
+# 4b. the same rows said to be tuned on another product of this arch and SM count: refused at
+# the device's first call with one line naming both devices, none served, results unchanged
+awk -F, -v OFS=, '/^gemm,/ { $39 = "Some Other GPU"; $40 = 7 } { print }' "$tmp/db.csv" >"$tmp/other_dev.csv"
+GEMMTUNE_DB="$tmp/other_dev.csv" LD_PRELOAD="$SHIM" "$CLIENT" >"$tmp/otherdev.out" 2>"$tmp/otherdev.err"
+rc=$?
+ran "client runs with a DB of another device" $rc "$tmp/otherdev.err"
+check "another device's rows: one refusal line naming both devices" \
+  "[ \$(grep -c 'rows tuned on Some Other GPU (7 GiB); this device is .* (.* GiB): not applied' '$tmp/otherdev.err') -eq 1 ]"
+check "another device's rows: one line saying no row is for this device" \
+  "[ \$(grep -c 'no row is for device 0, .*its .* rows* .* for Some Other GPU (7 GiB' '$tmp/otherdev.err') -eq 1 ]"
+check "another device's rows: results unchanged" "same_results '$tmp/plain.out' '$tmp/otherdev.out' 0"
+GEMMTUNE_DB="$tmp/other_dev.csv" GEMMTUNE_LOG=1 LD_PRELOAD="$SHIM" "$CLIENT" >/dev/null 2>"$tmp/otherdev_log.err"
+check "another device's rows: no call served" "grep -q '^gemmtune: total: [0-9]* calls, 0 served' '$tmp/otherdev_log.err'"
+
 # 5. a malformed DB alone
 printf 'this is not a tuned DB\n' >"$tmp/garbage.csv"
 GEMMTUNE_DB="$tmp/garbage.csv" LD_PRELOAD="$SHIM" "$CLIENT" >"$tmp/garbage.out" 2>"$tmp/garbage.err"

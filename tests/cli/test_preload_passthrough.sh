@@ -58,6 +58,30 @@ check "every call is counted in the exit table" "grep -q '^gemmtune: total: 12 c
 check "the unreadable cuBLASLt descriptor passes through, whatever its stream" \
   "grep -q 'gemmtune: *2 cublasLtMatmul calls passed through: matmul descriptor unreadable' '$tmp/log.err'"
 
+# A DB tuned on an H100 SXM, loaded where the device is an H200 (both sm_90, 132 SMs; stated
+# through GEMMTUNE_TEST_DEVICE, the stand-in for a GPU here): its rows are refused with one line
+# naming both devices, one more line says the DB serves nothing on this device, and every call
+# still reaches cuBLAS unchanged.
+hdr="op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib"
+row="gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,1,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,132,kernels,gemmtune-kernels=1,gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4,10.256889,12.5982223,1.22827,0.0016691,0.00784302,cold-graph,15,0.475405,1980,1,0,cublas_gemmex_default"
+printf '#gemmtune-db 2\n#gemmtune=0.1.0\n%s\n%s,NVIDIA H100 80GB HBM3,79\n' "$hdr" "$row" >"$tmp/h100.db"
+GEMMTUNE_DB="$tmp/h100.db" GEMMTUNE_TEST_DEVICE="NVIDIA H200;139;sm_90;132" LD_PRELOAD="$SHIM" \
+  "$tmp/client" >"$tmp/h100.out" 2>"$tmp/h100.err"
+check "a DB of another device: exit 0" "[ \$? -eq 0 ]"
+check "a DB of another device: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/h100.out'"
+check "a DB of another device: refused once, naming both devices" \
+  "[ \$(grep -c '^gemmtune: GEMMTUNE_DB=$tmp/h100.db: 1 rows: rows tuned on NVIDIA H100 80GB HBM3 (79 GiB); this device is NVIDIA H200 (139 GiB): not applied (1 of 1 rows)\$' '$tmp/h100.err') -eq 1 ]"
+check "a DB of another device: one line says no row is for this device, and whose rows it holds" \
+  "[ \$(grep -c '^gemmtune: .*: no row is for device 0, NVIDIA H200 (139 GiB; sm_90, 132 SMs): its 1 row is for NVIDIA H100 80GB HBM3 (79 GiB; sm_90, 132 SMs); nothing is served\$' '$tmp/h100.err') -eq 1 ]"
+# The same file from before device identities (format 1, the device by name only): applied by what
+# it records, with one line saying so.
+printf '#gemmtune-db 1\n#device=NVIDIA H200\n%s\n%s\n' "${hdr%,device,device_mem_gib}" "$row" >"$tmp/v1.db"
+GEMMTUNE_DB="$tmp/v1.db" GEMMTUNE_TEST_DEVICE="NVIDIA H200;139;sm_90;132" LD_PRELOAD="$SHIM" \
+  "$tmp/client" >"$tmp/v1.out" 2>"$tmp/v1.err"
+check "a format-1 DB: exit 0, arguments forwarded unchanged" "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/v1.out'"
+check "a format-1 DB: applied with one line saying its rows record no identity" \
+  "[ \$(grep -c 'not record the device .* applied here by arch and SM count' '$tmp/v1.err') -eq 1 ] && ! grep -q 'not applied' '$tmp/v1.err'"
+
 GEMMTUNE_CAPTURE="$tmp/shapes.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/cap.out" 2>"$tmp/cap.err"
 check "capture: exit 0" "[ \$? -eq 0 ]"
 check "capture: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/cap.out'"

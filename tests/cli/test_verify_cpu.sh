@@ -208,11 +208,11 @@ if [ "$have_row" = 1 ]; then
   expect_grep "summary line" '^PASS: 1 rows on .*: 1 pass, 0 not applicable, 0 fail'
   # sm_count is key column 23, the instance column 26
   awk -F, -v OFS=, '/^gemm,/ { $23 = 9999 } { print }' "$TMP/db.csv" >"$TMP/other.csv"
-  expect_exit 0 "a row for another device is not applicable, not a failure" \
+  expect_exit 1 "a DB whose only row is for another device checks nothing: exit 1" \
     "$GT" check --cpu "$TMP/other.csv"
   expect_grep "not applicable names the field" 'not applicable'
   expect_grep "names sm_count" 'sm_count: 9999 vs [0-9]+ here'
-  expect_grep "says nothing was replayed" 'no row applies'
+  expect_grep "says nothing was checked, and why" 'FAIL: no row of .*other.csv applies to this device .*so nothing was checked'
   awk -F, -v OFS=, '/^gemm,/ { $26 = "cpu_nonexistent_bf16" } { print }' "$TMP/db.csv" >"$TMP/gone.csv"
   expect_exit 1 "a row whose candidate does not exist fails" "$GT" check --cpu "$TMP/gone.csv"
   expect_grep "says missing" '^ +1  missing '

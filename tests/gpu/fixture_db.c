@@ -79,6 +79,14 @@ int main(int argc, char **argv) {
     printf("no device\n");
     return 77;
   }
+  /* Rows record the device they are for, as tune's do: the shim refuses another product's. */
+  gt_db_device_t here;
+  memset(&here, 0, sizeof here);
+  struct cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+    gt_db_device_name(prop.name, here.name, sizeof here.name);
+    here.mem_gib = gt_db_mem_gib((uint64_t)prop.totalGlobalMem);
+  }
   gt_problem_t defaults;
   gt_problem_init(&defaults);
   gt_shapes_t shapes;
@@ -115,6 +123,7 @@ int main(int argc, char **argv) {
     r.rounds = 1;
     r.splitk_searched = cand.splitk;
     snprintf(r.baseline, sizeof r.baseline, "fixture");
+    gt_db_row_set_device(&r, &here);
     if (gt_db_put(&db, &r) != GT_OK) {
       fprintf(stderr, "gt_fixture_db: %s\n", gt_err_msg());
       return 1;

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/gt_db.h"
 #include "core/gt_dtype.h"
 #include "platform/gt_cudalib.h"
 #include "gt_cuda_harness.h"
@@ -269,6 +270,7 @@ static gt_status_t cuda_describe(int device, gt_device_info_t *out) {
   snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1, prop.name);
   snprintf(out->arch, sizeof out->arch, "sm_%d%d", prop.major, prop.minor);
   out->sm_count = sms;
+  out->mem_gib = gt_db_mem_gib((uint64_t)prop.totalGlobalMem);
   out->cache_bytes = (size_t)(l2 > 0 ? l2 : 0);
 
   /* H100 SXM and H200 (132 SMs): the datasheet's dense bf16 rate; others from SMs x clock. */
