@@ -8,6 +8,7 @@
  * host pointer mode) are read: one key per group, the call's time split between them by FLOPs. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "preload_internal.h"
@@ -39,6 +40,14 @@ typedef cublasStatus_t (*pfn_GemmGroupedBatchedEx_64)(
     void *const[], cudaDataType_t, const int64_t[], int64_t, const int64_t[],
     cublasComputeType_t);
 
+/* Records a pointer-array call under its (always marked) key. The mark is the only thing that
+ * keeps a tuned candidate from running with the NULL operands given here, so it is made sure of. */
+static void record_batched(gt_preload_frame_t *f, gt_status_t ks, const gt_problem_t *key,
+                           gt_cublas_mark_t *mk, const void *alpha, const void *beta) {
+  if (ks == GT_OK && !mk->why[0]) snprintf(mk->why, sizeof mk->why, "pointer-array batch");
+  (void)gt_preload_try_blas(f, ks, key, mk, NULL, NULL, NULL, alpha, beta);
+}
+
 GT_PRELOAD_EXPORT cublasStatus_t cublasGemmBatchedEx(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
     const void *alpha, const void *const Aarray[], cudaDataType Atype, int lda,
@@ -53,7 +62,7 @@ GT_PRELOAD_EXPORT cublasStatus_t cublasGemmBatchedEx(
     const gt_status_t ks = gt_cublas_key_gemm_batched_ex(
         &f.call.env, transa, transb, m, n, k, Atype, lda, Btype, ldb, beta, Ctype, ldc,
         batchCount, computeType, algo, &key, &mk);
-    (void)gt_preload_try_blas(&f, ks, &key, &mk, NULL, NULL, NULL, alpha, beta); /* records */
+    record_batched(&f, ks, &key, &mk, alpha, beta);
   }
   return gt_preload_leave(&f, real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda,
                                    Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
@@ -74,7 +83,7 @@ GT_PRELOAD_EXPORT cublasStatus_t cublasGemmBatchedEx_64(
     const gt_status_t ks = gt_cublas_key_gemm_batched_ex(
         &f.call.env, transa, transb, m, n, k, Atype, lda, Btype, ldb, beta, Ctype, ldc,
         batchCount, computeType, algo, &key, &mk);
-    (void)gt_preload_try_blas(&f, ks, &key, &mk, NULL, NULL, NULL, alpha, beta); /* records */
+    record_batched(&f, ks, &key, &mk, alpha, beta);
   }
   return gt_preload_leave(&f, real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda,
                                    Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
