@@ -2,7 +2,8 @@
 # Rows `gemmtune capture` marks not_tunable (GEMMs the workload ran that gemmtune cannot tune:
 # pointer-array or grouped batches, FP8 scaling, device pointer mode...): `shapes` lists each
 # with its reason, `tune` skips each saying why and writes no row for it, the summary counts
-# them; a shapes file without the column (written before it existed) reads and tunes as before.
+# them, `baseline` skips them too; a shapes file without the column (written before it existed)
+# reads and tunes as before.
 # CPU providers only.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -37,6 +38,9 @@ else
 fi
 expect_exit 0 "tune --format csv lists them too" "$GT" tune --cpu --rounds 3 --format csv "$marked" -o "$TMP/csv.db"
 expect_grep "a csv row with outcome skipped and the reason" ',skipped,-,not tunable: FP8/block scaling'
+
+expect_exit 0 "baseline skips the marked rows" "$GT" baseline --cpu --rounds 3 "$marked"
+expect_grep "saying why" 'line 4 skipped: not tunable: FP8/block scaling'
 
 # Files written before the column existed: every row tunable, as before.
 printf 'model,proj,tokens,out_features,in_features,calls\nt,a,8,192,128,5\n' >"$TMP/old.csv"
