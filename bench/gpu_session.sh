@@ -2,7 +2,7 @@
 # One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
-#   [layouts] [probe21] [torch] [verify] [biased] [fenced] ...
+#   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -94,6 +94,9 @@ for s in "${stages[@]}"; do
       done ;;
     verify)
       TAIL=60 run_stage verify ${T_VERIFY:-300} bash "$root/bench/llama_verify.sh" "$build" "$work/verify" ;;
+    capfirst)
+      # Every key's first call inside torch.cuda.graph: capture -> tune -> verify in the replays.
+      TAIL=80 run_stage capfirst ${T_CAPFIRST:-600} bash "$root/bench/capture_first_verify.sh" "$build" "$work/capfirst" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done

@@ -544,6 +544,7 @@ int main(int argc, char **argv) {
   const double t_start = now_s();
   for (size_t si = 0; si < shapes.n; si++) {
     const gt_shape_t *sh = &shapes.v[si];
+    if (sh->not_tunable[0]) continue; /* a captured GEMM no candidate may serve */
     gt_problem_t pl = sh->p;
     if (o.layout) {
       pl.transa = lay_a;

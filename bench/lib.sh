@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The prologue the PyTorch benchmarks share (llama_capture_tune.sh, llama_verify.sh,
-# layout_verify.sh): sourced, never run. It sets up the build and output folders, the stage and
+# layout_verify.sh, capture_first_verify.sh): sourced, never run. It sets up the build and output folders, the stage and
 # die helpers, and finds the cuBLAS, cuBLASLt and CUPTI libraries the torch wheel loads, which is
 # what tune must race against: cuBLASLt rows record the library version, and the kernels a
 # configuration runs are that version's.

@@ -20,7 +20,7 @@
 static void test_header_is_exact(void **st) {
   (void)st;
   char want[512];
-  int len = snprintf(want, sizeof want, "calls,time_us,share,entry,workspace");
+  int len = snprintf(want, sizeof want, "calls,time_us,share,entry,workspace,not_tunable");
   for (int i = 0; i < GT_KEY_NFIELDS; i++)
     len += snprintf(want + len, sizeof want - (size_t)len, ",%s", gt_key_field_names[i]);
   assert_string_equal(gt_rt_capture_header(), want);
@@ -98,9 +98,10 @@ static void test_untimed_capture_has_zero_shares(void **st) {
   char *text;
   size_t len;
   assert_int_equal(gt_rt_capture_format(recs, 2, &text, &len), GT_OK);
-  /* entry and workspace follow the share: how the key was called, for the baseline */
-  assert_non_null(strstr(text, "\n9,0.000,0.000000,ltmatmul,1048576,gemm,"));
-  assert_non_null(strstr(text, "\n7,0.000,0.000000,gemmex,0,gemm,"));
+  /* entry and workspace follow the share: how the key was called, for the baseline; then
+   * not_tunable ("-": tunable) */
+  assert_non_null(strstr(text, "\n9,0.000,0.000000,ltmatmul,1048576,-,gemm,"));
+  assert_non_null(strstr(text, "\n7,0.000,0.000000,gemmex,0,-,gemm,"));
   assert_true(strstr(text, "\n9,") < strstr(text, "\n7,")); /* more calls first */
   free(text);
 }
@@ -111,6 +112,7 @@ typedef struct rt_case {
   gt_problem_t key;
   uint64_t calls;
   double time_us;
+  const char *not_tunable; /* NULL: tunable */
 } rt_case_t;
 
 static void check_round_trip(const rt_case_t *cases, int n) {
@@ -120,6 +122,9 @@ static void check_round_trip(const rt_case_t *cases, int n) {
                                     .time_us = cases[i].time_us,
                                     .entry = i % 2 ? GT_ENTRY_LTMATMUL : GT_ENTRY_GEMMEX,
                                     .workspace = i % 2 ? (uint64_t)(i + 1) << 20 : 0};
+  for (int i = 0; i < n; i++)
+    snprintf(recs[i].not_tunable, sizeof recs[i].not_tunable, "%s",
+             cases[i].not_tunable ? cases[i].not_tunable : "");
   const char *path = gt_test_path(gt_test_tmpdir(), "shapes.csv");
   assert_int_equal(gt_rt_capture_write(path, recs, (size_t)n), GT_OK);
 
@@ -132,7 +137,9 @@ static void check_round_trip(const rt_case_t *cases, int n) {
   for (int i = 0; i < n; i++) {
     const gt_shape_t *found = NULL;
     for (size_t j = 0; j < sh.n; j++)
-      if (gt_problem_equal(&sh.v[j].p, &cases[i].key)) found = &sh.v[j];
+      if (gt_problem_equal(&sh.v[j].p, &cases[i].key) &&
+          strcmp(sh.v[j].not_tunable, recs[i].not_tunable) == 0)
+        found = &sh.v[j];
     if (!found) {
       char key[1024];
       gt_problem_format_key(&cases[i].key, key, sizeof key);
@@ -153,32 +160,75 @@ static void test_reader_takes_it_back(void **st) {
   (void)st;
   rt_case_t cases[8];
   int n = 0;
-  cases[n++] = (rt_case_t){"bf16 linear, beta 0", gt_test_h200_linear(16, 4096, 4096), 120, 1834.25};
-  rt_case_t c = {"f32 NN beta 1", gt_test_h200_linear(1, 256, 512), 3, 12.5};
+  cases[n++] = (rt_case_t){"bf16 linear, beta 0", gt_test_h200_linear(16, 4096, 4096), 120, 1834.25, NULL};
+  rt_case_t c = {"f32 NN beta 1", gt_test_h200_linear(1, 256, 512), 3, 12.5, NULL};
   c.key.a_type = c.key.b_type = c.key.c_type = c.key.d_type = GT_DT_F32;
   c.key.compute = GT_COMPUTE_TF32;
   c.key.transa = GT_TRANS_N;
   c.key.lda = 256;
   c.key.beta_zero = false;
   cases[n++] = c;
-  c = (rt_case_t){"strided batch", gt_test_h200_linear(64, 128, 256), 8, 40.0};
+  c = (rt_case_t){"strided batch", gt_test_h200_linear(64, 128, 256), 8, 40.0, NULL};
   c.key.batch = 4;
   c.key.stride_a = 128 * 256;
   c.key.stride_b = 256 * 64;
   c.key.stride_c = 128 * 64;
   cases[n++] = c;
-  c = (rt_case_t){"padded leading dims", gt_test_h200_linear(8, 1000, 1000), 2, 3.0};
+  c = (rt_case_t){"padded leading dims", gt_test_h200_linear(8, 1000, 1000), 2, 3.0, NULL};
   c.key.lda = 1024;
   c.key.ldb = 1024;
   c.key.ldc = 1008;
   cases[n++] = c;
-  c = (rt_case_t){"f16 compute, bias epilogue", gt_test_h200_linear(32, 512, 512), 5, 7.0};
+  c = (rt_case_t){"f16 compute, bias epilogue", gt_test_h200_linear(32, 512, 512), 5, 7.0, NULL};
   c.key.a_type = c.key.b_type = c.key.c_type = c.key.d_type = GT_DT_F16;
   c.key.compute = GT_COMPUTE_F16;
   c.key.scale_type = GT_DT_F16;
   c.key.epilogue = GT_EPI_BIAS;
   cases[n++] = c;
+  /* A GEMM the workload ran that cannot be tuned: its own row, even next to the tunable row of
+   * the same key. */
+  c = cases[2];
+  c.name = "pointer-array batch, same key as the strided one";
+  c.calls = 6;
+  c.time_us = 21.0;
+  c.not_tunable = "pointer-array batch (cublasGemmBatchedEx): operands at arbitrary addresses";
+  cases[n++] = c;
   check_round_trip(cases, n);
+}
+
+/* A capture file written before the not_tunable column is still a capture file: the shim adds
+ * to it, the reader reads it (every row tunable). A reason with a comma cannot break the row. */
+static void test_old_header_and_reason_cells(void **st) {
+  (void)st;
+  char old[1024];
+  int len = snprintf(old, sizeof old, "calls,time_us,share,entry,workspace");
+  for (int i = 0; i < GT_KEY_NFIELDS; i++)
+    len += snprintf(old + len, sizeof old - (size_t)len, ",%s", gt_key_field_names[i]);
+  char text[2048];
+  snprintf(text, sizeof text,
+           "#gemmtune-capture cublas=130100 path=/x/libcublas.so.13\n%s\n"
+           "3,9.000,1.000000,gemmex,0,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,"
+           "4096,4096,1,0,0,0,none,1,sm_90,132\n",
+           old);
+  assert_true(gt_rt_capture_is_capture_text(text));
+  gt_problem_t defaults;
+  gt_problem_init(&defaults);
+  gt_shapes_t sh;
+  assert_int_equal(gt_shapes_parse("old.csv", text, &defaults, &sh, NULL), GT_OK);
+  assert_int_equal(sh.n, 1);
+  assert_string_equal(sh.v[0].not_tunable, "");
+  gt_shapes_free(&sh);
+  gt_rt_capture_rec_t rec = {.key = gt_test_h200_linear(16, 4096, 4096), .calls = 2,
+                             .time_us = 4.0, .entry = GT_ENTRY_GEMMEX};
+  snprintf(rec.not_tunable, sizeof rec.not_tunable, "a reason, with a comma \"and quotes\"");
+  char *out;
+  size_t n;
+  assert_int_equal(gt_rt_capture_format(&rec, 1, &out, &n), GT_OK);
+  assert_int_equal(gt_shapes_parse("new.csv", out, &defaults, &sh, NULL), GT_OK);
+  assert_int_equal(sh.n, 1);
+  assert_string_equal(sh.v[0].not_tunable, "a reason; with a comma ;and quotes;");
+  gt_shapes_free(&sh);
+  free(out);
 }
 
 /* The preamble naming the loaded libraries comes before the header; the shapes reader skips it
@@ -221,7 +271,7 @@ static void test_preamble_before_header(void **st) {
 /* A batch stride of 0 (one A for every batch item) is a different key from the tight stride. */
 static void test_reader_keeps_broadcast_stride(void **st) {
   (void)st;
-  rt_case_t c = {"broadcast A (batch stride 0)", gt_test_h200_linear(64, 128, 256), 6, 30.0};
+  rt_case_t c = {"broadcast A (batch stride 0)", gt_test_h200_linear(64, 128, 256), 6, 30.0, NULL};
   c.key.batch = 3;
   c.key.stride_a = 0;
   c.key.stride_b = 256 * 64;
@@ -358,6 +408,7 @@ int main(void) {
       cmocka_unit_test(test_reader_takes_it_back),
       cmocka_unit_test(test_reader_keeps_broadcast_stride),
       cmocka_unit_test(test_preamble_before_header),
+      cmocka_unit_test(test_old_header_and_reason_cells),
       cmocka_unit_test(test_stats_header_is_exact),
       cmocka_unit_test(test_stats_rows_carry_decision_names_and_key),
       cmocka_unit_test(test_stats_merges_equal_rows_and_prev_file),

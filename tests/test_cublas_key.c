@@ -164,7 +164,7 @@ static gt_status_t live_key(int ep, const type_case_t *t, const shape_case_t *s,
                  beta, b);
       return gt_cublas_key_gemm_ex(&env, s->ta, s->tb, s->m, s->n, s->k, t->ab, s->lda, t->ab,
                                    s->ldb, b, t->c, s->ldc, t->compute, GT_CUBLAS_GEMM_DEFAULT,
-                                   out);
+                                   out, NULL);
     case EP_STRIDED1:
     case EP_STRIDED3: {
       int64_t batch = ep == EP_STRIDED1 ? 1 : 3;
@@ -176,17 +176,17 @@ static gt_status_t live_key(int ep, const type_case_t *t, const shape_case_t *s,
       return gt_cublas_key_gemm_strided_batched_ex(&env, s->ta, s->tb, s->m, s->n, s->k, t->ab,
                                                    s->lda, sa, t->ab, s->ldb, sb, b, t->c, s->ldc,
                                                    sc, batch, t->compute, GT_CUBLAS_GEMM_DEFAULT,
-                                                   out);
+                                                   out, NULL);
     }
     case EP_SGEMM: {
       float fb = (float)beta;
       return gt_cublas_key_sgemm(&env, s->ta, s->tb, s->m, s->n, s->k, s->lda, s->ldb, &fb,
-                                 s->ldc, out);
+                                 s->ldc, out, NULL);
     }
     case EP_HGEMM: {
       uint16_t hb = gt_f32_to_f16((float)beta);
       return gt_cublas_key_hgemm(&env, s->ta, s->tb, s->m, s->n, s->k, s->lda, s->ldb, &hb,
-                                 s->ldc, out);
+                                 s->ldc, out, NULL);
     }
     case EP_LT: {
       gt_cublaslt_desc_t d;
@@ -198,7 +198,7 @@ static gt_status_t live_key(int ep, const type_case_t *t, const shape_case_t *s,
       d.transb = s->tb;
       lt_set_layouts(lay, t, s, 1);
       beta_bytes(scale_cuda, beta, b);
-      return gt_cublas_key_lt_matmul(&env, &d, lay, b, out);
+      return gt_cublas_key_lt_matmul(&env, &d, lay, b, out, NULL);
     }
   }
   return GT_ERR_INTERNAL;
@@ -266,7 +266,7 @@ static void test_pytorch_linear_is_set_linear(void **st) {
   assert_int_equal(gt_cublas_key_gemm_ex(&k_env_h200, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 4096, 16,
                                          4096, GT_CUDA_R_16BF, 4096, GT_CUDA_R_16BF, 4096, &beta,
                                          GT_CUDA_R_16BF, 4096, GT_CUBLAS_COMPUTE_32F,
-                                         GT_CUBLAS_GEMM_DEFAULT, &got),
+                                         GT_CUBLAS_GEMM_DEFAULT, &got, NULL),
                    GT_OK);
   expect_same(&want, &got, "F.linear 16x4096x4096");
 }
@@ -294,7 +294,7 @@ static void test_equivalent_spellings(void **st) {
     gt_err_clear();
     if (gt_cublas_key_gemm_ex(&k_env_h200, k_equiv[i].ta, GT_CUBLAS_OP_N, 4096, 16, 4096,
                               GT_CUDA_R_16BF, 4096, GT_CUDA_R_16BF, 4096, &beta, GT_CUDA_R_16BF,
-                              4096, GT_CUBLAS_COMPUTE_32F, k_equiv[i].algo, &got) != GT_OK)
+                              4096, GT_CUBLAS_COMPUTE_32F, k_equiv[i].algo, &got, NULL) != GT_OK)
       fail_msg("%s: refused: %s", k_equiv[i].name, gt_err_msg());
     expect_same(&want, &got, k_equiv[i].name);
   }
@@ -308,22 +308,23 @@ typedef struct refuse_case {
   /* cublasGemmEx arguments (bf16 F.linear 16x4096x4096 unless changed) */
   int pointer_mode, math_mode, ta, m, lda, atype, compute, algo;
   bool null_beta;
+  bool keyed; /* with a mark: keyed and marked (a GEMM that runs), else not keyed at all */
 } refuse_case_t;
 
 static const refuse_case_t k_refuse_gemmex[] = {
-    {"device pointer mode (beta unreadable)", "pointer mode device", 1, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"explicit algorithm", "non-default algo", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, 5, false},
-    {"autotune algorithm", "non-default algo", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, 999, false},
-    {"pedantic compute", "pedantic", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F_PEDANTIC, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"emulated compute", "emulated", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F_EMULATED_16BFX9, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"pedantic math mode", "math mode", 0, GT_CUBLAS_PEDANTIC_MATH, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"no reduced-precision reduction, bf16 out", "reduced-precision", 0, GT_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"unknown math flag", "flag bits", 0, 0x100, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"complex data", "data type", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, 4 /* CUDA_C_32F */, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"unknown transpose", "transa", 0, 0, 7, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"m = 0 (nothing to do)", "not a tunable GEMM", 0, 0, GT_CUBLAS_OP_T, 0, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"lda below the rows of A", "lda", 0, 0, GT_CUBLAS_OP_T, 4096, 100, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false},
-    {"beta NULL", "beta is NULL", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, true},
+    {"device pointer mode (beta unreadable)", "pointer mode device", 1, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, true},
+    {"explicit algorithm", "non-default algo", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, 5, false, true},
+    {"autotune algorithm", "non-default algo", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, 999, false, true},
+    {"pedantic compute", "pedantic", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F_PEDANTIC, GT_CUBLAS_GEMM_DEFAULT, false, true},
+    {"emulated compute", "emulated", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F_EMULATED_16BFX9, GT_CUBLAS_GEMM_DEFAULT, false, true},
+    {"pedantic math mode", "math mode", 0, GT_CUBLAS_PEDANTIC_MATH, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, true},
+    {"no reduced-precision reduction, bf16 out", "reduced-precision", 0, GT_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, true},
+    {"unknown math flag", "flag bits", 0, 0x100, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, true},
+    {"complex data", "data type", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, 4 /* CUDA_C_32F */, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, false},
+    {"unknown transpose", "transa", 0, 0, 7, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, false},
+    {"m = 0 (nothing to do)", "not a tunable GEMM", 0, 0, GT_CUBLAS_OP_T, 0, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, false},
+    {"lda below the rows of A", "lda", 0, 0, GT_CUBLAS_OP_T, 4096, 100, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, false, false},
+    {"beta NULL", "beta is NULL", 0, 0, GT_CUBLAS_OP_T, 4096, 4096, GT_CUDA_R_16BF, GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, true, false},
 };
 
 static void test_gemmex_refusals(void **st) {
@@ -338,7 +339,7 @@ static void test_gemmex_refusals(void **st) {
     gt_err_clear();
     gt_status_t s = gt_cublas_key_gemm_ex(&env, r->ta, GT_CUBLAS_OP_N, r->m, 16, 4096, r->atype,
                                           r->lda, r->atype, 4096, r->null_beta ? NULL : &beta,
-                                          r->atype, 4096, r->compute, r->algo, &got);
+                                          r->atype, 4096, r->compute, r->algo, &got, NULL);
     if (s != GT_ERR_UNSUPPORTED)
       fail_msg("%s: expected GT_ERR_UNSUPPORTED, got %s", r->name, gt_status_name(s));
     if (!strstr(gt_err_msg(), r->reason))
@@ -357,16 +358,16 @@ static void test_fp32_math_mode_rules(void **st) {
   assert_int_equal(gt_cublas_key_gemm_ex(&env, GT_CUBLAS_OP_N, GT_CUBLAS_OP_N, 64, 64, 64,
                                          GT_CUDA_R_32F, 64, GT_CUDA_R_32F, 64, &beta,
                                          GT_CUDA_R_32F, 64, GT_CUBLAS_COMPUTE_32F,
-                                         GT_CUBLAS_GEMM_DEFAULT, &got),
+                                         GT_CUBLAS_GEMM_DEFAULT, &got, NULL),
                    GT_ERR_UNSUPPORTED);
   env.math_mode = GT_CUBLAS_PEDANTIC_MATH;
   assert_int_equal(gt_cublas_key_sgemm(&env, GT_CUBLAS_OP_N, GT_CUBLAS_OP_N, 64, 64, 64, 64, 64,
-                                       &beta, 64, &got),
+                                       &beta, 64, &got, NULL),
                    GT_ERR_UNSUPPORTED);
   /* the reduction flag cannot narrow an fp32 output */
   env.math_mode = GT_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
   assert_int_equal(gt_cublas_key_sgemm(&env, GT_CUBLAS_OP_N, GT_CUBLAS_OP_N, 64, 64, 64, 64, 64,
-                                       &beta, 64, &got),
+                                       &beta, 64, &got, NULL),
                    GT_OK);
   assert_int_equal(got.compute, GT_COMPUTE_F32);
 }
@@ -376,6 +377,7 @@ typedef struct lt_refuse_case {
   const char *name;
   const char *reason;
   void (*mutate)(gt_cublaslt_desc_t *d, gt_cublaslt_layout_t lay[4]);
+  bool keyed; /* with a mark: keyed and marked, else not keyed at all */
 } lt_refuse_case_t;
 
 static void m_ptr_device(gt_cublaslt_desc_t *d, gt_cublaslt_layout_t *l) { (void)l; d->pointer_mode = 1; }
@@ -405,24 +407,24 @@ static void m_d_stride(gt_cublaslt_desc_t *d, gt_cublaslt_layout_t *l) {
 }
 
 static const lt_refuse_case_t k_refuse_lt[] = {
-    {"device pointer mode", "pointer mode", m_ptr_device},
-    {"fp8 A scale pointer", "scaling", m_scale_ptr},
-    {"amax pointer", "amax", m_amax},
-    {"block scaling mode", "scaling mode", m_scale_mode},
-    {"fp8 fast accumulation", "fast accumulation", m_fast_accum},
-    {"ldd != ldc", "ldd", m_ldd},
-    {"epilogue with aux output", "epilogue", m_aux_epi},
-    {"bias epilogue without bias", "bias pointer", m_bias_no_ptr},
-    {"bias of another type", "bias type", m_bias_type},
-    {"row-major layout", "order", m_row_order},
-    {"SM count target", "SM count target", m_sm_target},
-    {"batch counts differ", "batch counts", m_batch_mismatch},
-    {"transc", "transc", m_transc},
-    {"descriptor unreadable", "unreadable", m_unreadable},
-    {"layout unreadable", "unreadable", m_layout_unreadable},
-    {"inconsistent dims", "inconsistent", m_dims},
-    {"emulation descriptor", "emulation", m_emulation},
-    {"D batch stride != C batch stride", "batch stride", m_d_stride},
+    {"device pointer mode", "pointer mode", m_ptr_device, true},
+    {"fp8 A scale pointer", "scaling", m_scale_ptr, true},
+    {"amax pointer", "amax", m_amax, true},
+    {"block scaling mode", "scaling mode", m_scale_mode, true},
+    {"fp8 fast accumulation", "fast accumulation", m_fast_accum, true},
+    {"ldd != ldc", "ldd", m_ldd, true},
+    {"epilogue with aux output", "epilogue", m_aux_epi, true},
+    {"bias epilogue without bias", "bias pointer", m_bias_no_ptr, false},
+    {"bias of another type", "bias type", m_bias_type, true},
+    {"row-major layout", "order", m_row_order, true},
+    {"SM count target", "SM count target", m_sm_target, true},
+    {"batch counts differ", "batch counts", m_batch_mismatch, false},
+    {"transc", "transc", m_transc, false},
+    {"descriptor unreadable", "unreadable", m_unreadable, false},
+    {"layout unreadable", "unreadable", m_layout_unreadable, false},
+    {"inconsistent dims", "inconsistent", m_dims, false},
+    {"emulation descriptor", "emulation", m_emulation, true},
+    {"D batch stride != C batch stride", "batch stride", m_d_stride, true},
 };
 
 static void lt_linear(gt_cublaslt_desc_t *d, gt_cublaslt_layout_t lay[4]) {
@@ -442,11 +444,11 @@ static void test_lt_refusals(void **st) {
     gt_problem_t got;
     /* the unmodified descriptor is accepted: each refusal is caused by its one change */
     gt_err_clear();
-    if (gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got) != GT_OK)
+    if (gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, NULL) != GT_OK)
       fail_msg("%s: baseline descriptor refused: %s", k_refuse_lt[i].name, gt_err_msg());
     k_refuse_lt[i].mutate(&d, lay);
     gt_err_clear();
-    gt_status_t s = gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got);
+    gt_status_t s = gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, NULL);
     if (s != GT_ERR_UNSUPPORTED)
       fail_msg("%s: expected GT_ERR_UNSUPPORTED, got %s", k_refuse_lt[i].name, gt_status_name(s));
     if (!strstr(gt_err_msg(), k_refuse_lt[i].reason))
@@ -478,7 +480,7 @@ static void test_lt_bias_epilogue_in_key(void **st) {
     float beta = 0.0f;
     gt_problem_t got;
     gt_err_clear();
-    if (gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got) != GT_OK)
+    if (gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, NULL) != GT_OK)
       fail_msg("%s: refused: %s", cases[i].name, gt_err_msg());
     if (got.epilogue != cases[i].want)
       fail_msg("%s: epilogue %s, want %s", cases[i].name, gt_epilogue_name(got.epilogue),
@@ -507,6 +509,211 @@ static void test_cuda_enum_values(void **st) {
       fail_msg("%s is %d, CUDA 13 says %d", cases[i].name, cases[i].value, cases[i].expect);
 }
 
+/* ---- marks: keyed, but never tuned ----------------------------------------------------------- */
+
+static void expect_mark(const char *what, gt_status_t s, const gt_cublas_mark_t *mk, bool keyed,
+                        const char *reason) {
+  if (!keyed) {
+    if (s != GT_ERR_UNSUPPORTED)
+      fail_msg("%s: with a mark: expected not keyed, got %s", what, gt_status_name(s));
+    return;
+  }
+  if (s != GT_OK) fail_msg("%s: with a mark: expected a marked key, got %s: %s", what,
+                           gt_status_name(s), gt_err_msg());
+  if (!strstr(mk->why, reason)) fail_msg("%s: mark '%s' does not mention '%s'", what, mk->why, reason);
+  if (strchr(mk->why, ',')) fail_msg("%s: mark '%s' holds a comma (it is a CSV cell)", what, mk->why);
+}
+
+/* Each refusal of cublasGemmEx is either a GEMM that runs (keyed with a mark, recorded by
+ * capture) or a call that cannot be keyed at all. */
+static void test_gemmex_marks(void **st) {
+  (void)st;
+  for (size_t i = 0; i < sizeof k_refuse_gemmex / sizeof k_refuse_gemmex[0]; i++) {
+    const refuse_case_t *r = &k_refuse_gemmex[i];
+    gt_cublas_env_t env = k_env_h200;
+    env.pointer_mode = r->pointer_mode;
+    env.math_mode = r->math_mode;
+    float beta = 0.0f;
+    gt_problem_t got;
+    gt_cublas_mark_t mk = {{0}};
+    gt_err_clear();
+    gt_status_t s = gt_cublas_key_gemm_ex(&env, r->ta, GT_CUBLAS_OP_N, r->m, 16, 4096, r->atype,
+                                          r->lda, r->atype, 4096, r->null_beta ? NULL : &beta,
+                                          r->atype, 4096, r->compute, r->algo, &got, &mk);
+    expect_mark(r->name, s, &mk, r->keyed, r->reason);
+    if (r->keyed && (got.m != r->m || got.n != 16 || got.k != 4096))
+      fail_msg("%s: marked key has the wrong shape", r->name);
+  }
+  /* device pointer mode: beta is never read, C counted as read */
+  gt_cublas_env_t env = k_env_h200;
+  env.pointer_mode = GT_CUBLAS_POINTER_MODE_DEVICE;
+  gt_problem_t got;
+  gt_cublas_mark_t mk = {{0}};
+  assert_int_equal(gt_cublas_key_gemm_ex(&env, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 4096, 16, 4096,
+                                         GT_CUDA_R_16BF, 4096, GT_CUDA_R_16BF, 4096,
+                                         (void *)0x10 /* a device pointer: never read */,
+                                         GT_CUDA_R_16BF, 4096, GT_CUBLAS_COMPUTE_32F,
+                                         GT_CUBLAS_GEMM_DEFAULT, &got, &mk),
+                   GT_OK);
+  assert_false(got.beta_zero);
+}
+
+static void test_lt_marks(void **st) {
+  (void)st;
+  for (size_t i = 0; i < sizeof k_refuse_lt / sizeof k_refuse_lt[0]; i++) {
+    gt_cublaslt_desc_t d;
+    gt_cublaslt_layout_t lay[4];
+    lt_linear(&d, lay);
+    k_refuse_lt[i].mutate(&d, lay);
+    float beta = 0.0f;
+    gt_problem_t got;
+    gt_cublas_mark_t mk = {{0}};
+    gt_err_clear();
+    gt_status_t s = gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk);
+    expect_mark(k_refuse_lt[i].name, s, &mk, k_refuse_lt[i].keyed, k_refuse_lt[i].reason);
+  }
+  /* an fp8 call with scale pointers: keyed with its fp8 types, marked */
+  gt_cublaslt_desc_t d;
+  gt_cublaslt_layout_t lay[4];
+  lt_defaults(&d, lay);
+  d.transa = GT_CUBLAS_OP_T;
+  d.transb = GT_CUBLAS_OP_N;
+  lt_set_layouts(lay, &k_lt_types[2], &k_shapes[1], 1);
+  d.scale_ptr[0] = d.scale_ptr[1] = (void *)0x1000;
+  float beta = 0.0f;
+  gt_problem_t got;
+  gt_cublas_mark_t mk = {{0}};
+  assert_int_equal(gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk), GT_OK);
+  assert_int_equal(got.a_type, GT_DT_F8E4M3FN);
+  assert_non_null(strstr(mk.why, "FP8/block scaling"));
+  /* and the same call without scales is tunable: no mark */
+  memset(d.scale_ptr, 0, sizeof d.scale_ptr);
+  assert_int_equal(gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk), GT_OK);
+  assert_string_equal(mk.why, "");
+}
+
+/* cublasSgemmStridedBatched and cublasHgemmStridedBatched key exactly as
+ * cublasGemmStridedBatchedEx with their types (tunable), batch 1 as the plain routine. */
+static void test_typed_strided_batched(void **st) {
+  (void)st;
+  const shape_case_t *s = &k_shapes[0];
+  int64_t ac = s->ta == GT_CUBLAS_OP_N ? s->k : s->m, bc = s->tb == GT_CUBLAS_OP_N ? s->n : s->k;
+  int64_t sa = s->lda * ac, sb = s->ldb * bc, sc = s->ldc * s->n;
+  float fbeta = 1.0f;
+  uint16_t hbeta = gt_f32_to_f16(1.0f);
+  gt_problem_t want, got, plain;
+  gt_cublas_mark_t mk = {{0}};
+  assert_int_equal(gt_cublas_key_gemm_strided_batched_ex(
+                       &k_env_h200, s->ta, s->tb, s->m, s->n, s->k, GT_CUDA_R_32F, s->lda, sa,
+                       GT_CUDA_R_32F, s->ldb, sb, &fbeta, GT_CUDA_R_32F, s->ldc, sc, 5,
+                       GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT, &want, NULL),
+                   GT_OK);
+  assert_int_equal(gt_cublas_key_sgemm_strided_batched(&k_env_h200, s->ta, s->tb, s->m, s->n,
+                                                       s->k, s->lda, sa, s->ldb, sb, &fbeta,
+                                                       s->ldc, sc, 5, &got, &mk),
+                   GT_OK);
+  assert_string_equal(mk.why, "");
+  expect_same(&want, &got, "cublasSgemmStridedBatched batch 5");
+  assert_int_equal(gt_cublas_key_sgemm_strided_batched(&k_env_h200, s->ta, s->tb, s->m, s->n,
+                                                       s->k, s->lda, 77, s->ldb, 88, &fbeta,
+                                                       s->ldc, 99, 1, &got, &mk),
+                   GT_OK);
+  assert_int_equal(gt_cublas_key_sgemm(&k_env_h200, s->ta, s->tb, s->m, s->n, s->k, s->lda,
+                                       s->ldb, &fbeta, s->ldc, &plain, NULL),
+                   GT_OK);
+  expect_same(&plain, &got, "cublasSgemmStridedBatched batch 1 is cublasSgemm_v2");
+  assert_int_equal(gt_cublas_key_gemm_strided_batched_ex(
+                       &k_env_h200, s->ta, s->tb, s->m, s->n, s->k, GT_CUDA_R_16F, s->lda, sa,
+                       GT_CUDA_R_16F, s->ldb, sb, &hbeta, GT_CUDA_R_16F, s->ldc, sc, 3,
+                       GT_CUBLAS_COMPUTE_16F, GT_CUBLAS_GEMM_DEFAULT, &want, NULL),
+                   GT_OK);
+  assert_int_equal(gt_cublas_key_hgemm_strided_batched(&k_env_h200, s->ta, s->tb, s->m, s->n,
+                                                       s->k, s->lda, sa, s->ldb, sb, &hbeta,
+                                                       s->ldc, sc, 3, &got, &mk),
+                   GT_OK);
+  assert_string_equal(mk.why, "");
+  expect_same(&want, &got, "cublasHgemmStridedBatched batch 3");
+}
+
+/* A _64 call whose sizes fit an int is its 32-bit twin's key; beyond that it is marked. */
+static void test_64_twins(void **st) {
+  (void)st;
+  gt_cublas_env_t env64 = k_env_h200;
+  env64.sizes_64 = true;
+  float beta = 0.0f;
+  gt_problem_t twin, got;
+  gt_cublas_mark_t mk = {{0}};
+  assert_int_equal(gt_cublas_key_gemm_ex(&k_env_h200, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 4096, 16,
+                                         4096, GT_CUDA_R_16BF, 4096, GT_CUDA_R_16BF, 4096, &beta,
+                                         GT_CUDA_R_16BF, 4096, GT_CUBLAS_COMPUTE_32F,
+                                         GT_CUBLAS_GEMM_DEFAULT, &twin, NULL),
+                   GT_OK);
+  assert_int_equal(gt_cublas_key_gemm_ex(&env64, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 4096, 16, 4096,
+                                         GT_CUDA_R_16BF, 4096, GT_CUDA_R_16BF, 4096, &beta,
+                                         GT_CUDA_R_16BF, 4096, GT_CUBLAS_COMPUTE_32F,
+                                         GT_CUBLAS_GEMM_DEFAULT, &got, &mk),
+                   GT_OK);
+  assert_string_equal(mk.why, "");
+  expect_same(&twin, &got, "cublasGemmEx_64 with int sizes");
+  const int64_t big = (int64_t)3 << 30;
+  assert_int_equal(gt_cublas_key_gemm_ex(&env64, GT_CUBLAS_OP_N, GT_CUBLAS_OP_N, big, 1, 1,
+                                         GT_CUDA_R_16BF, big, GT_CUDA_R_16BF, 1, &beta,
+                                         GT_CUDA_R_16BF, big, GT_CUBLAS_COMPUTE_32F,
+                                         GT_CUBLAS_GEMM_DEFAULT, &got, &mk),
+                   GT_OK);
+  assert_non_null(strstr(mk.why, "64-bit sizes"));
+  assert_int_equal(got.m, big);
+  uint16_t hb = 0;
+  assert_int_equal(gt_cublas_key_hgemm(&env64, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 256, 128, 512, 512,
+                                       512, &hb, 256, &got, &mk),
+                   GT_OK);
+  assert_string_equal(mk.why, "");
+}
+
+/* Pointer-array and grouped batches: keyed (strides as if packed), always marked; without a
+ * mark they are refused as before. */
+static void test_pointer_array_batches(void **st) {
+  (void)st;
+  float beta = 0.0f;
+  gt_problem_t got;
+  gt_cublas_mark_t mk = {{0}};
+  assert_int_equal(gt_cublas_key_gemm_batched_ex(&k_env_h200, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 256,
+                                                 32, 512, GT_CUDA_R_16BF, 512, GT_CUDA_R_16BF,
+                                                 512, &beta, GT_CUDA_R_16BF, 256, 4,
+                                                 GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT,
+                                                 &got, &mk),
+                   GT_OK);
+  assert_non_null(strstr(mk.why, "pointer-array batch"));
+  assert_null(strchr(mk.why, ','));
+  assert_int_equal(got.batch, 4);
+  assert_int_equal(got.stride_a, 512 * 256);
+  assert_int_equal(got.stride_b, 512 * 32);
+  assert_int_equal(got.stride_c, 256 * 32);
+  assert_true(got.beta_zero);
+  gt_err_clear();
+  assert_int_equal(gt_cublas_key_gemm_batched_ex(&k_env_h200, GT_CUBLAS_OP_T, GT_CUBLAS_OP_N, 256,
+                                                 32, 512, GT_CUDA_R_16BF, 512, GT_CUDA_R_16BF,
+                                                 512, &beta, GT_CUDA_R_16BF, 256, 4,
+                                                 GT_CUBLAS_COMPUTE_32F, GT_CUBLAS_GEMM_DEFAULT,
+                                                 &got, NULL),
+                   GT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(gt_err_msg(), "pointer-array"));
+  /* grouped: group g reads element g of the beta array */
+  const float betas[2] = {1.0f, 0.0f};
+  for (int g = 0; g < 2; g++) {
+    assert_int_equal(gt_cublas_key_gemm_grouped_ex(&k_env_h200, GT_CUBLAS_OP_N, GT_CUBLAS_OP_N,
+                                                   64 * (g + 1), 8, 128, GT_CUDA_R_16BF,
+                                                   64 * (g + 1), GT_CUDA_R_16BF, 128, betas, g,
+                                                   GT_CUDA_R_16BF, 64 * (g + 1), 3,
+                                                   GT_CUBLAS_COMPUTE_32F, &got, &mk),
+                     GT_OK);
+    assert_non_null(strstr(mk.why, "grouped batch"));
+    assert_int_equal(got.m, 64 * (g + 1));
+    assert_int_equal(got.batch, 3);
+    assert_int_equal(got.beta_zero, g == 1);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pytorch_linear_is_set_linear),
@@ -522,6 +729,11 @@ int main(void) {
       cmocka_unit_test(test_lt_refusals),
       cmocka_unit_test(test_lt_bias_epilogue_in_key),
       cmocka_unit_test(test_cuda_enum_values),
+      cmocka_unit_test(test_gemmex_marks),
+      cmocka_unit_test(test_lt_marks),
+      cmocka_unit_test(test_typed_strided_batched),
+      cmocka_unit_test(test_64_twins),
+      cmocka_unit_test(test_pointer_array_batches),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,11 +138,36 @@ static void test_entry_and_workspace_columns(void **st) {
   assert_non_null(strstr(gt_err_msg(), "e.csv:2: column 'workspace': not a byte count: '-1'"));
 }
 
+/* The not_tunable column: "-" and empty are tunable, anything else is the reason; a marked row
+ * and a tunable row of the same key stay two shapes, marked rows of one key and reason fold. */
+static void test_not_tunable_column(void **st) {
+  (void)st;
+  gt_problem_t d;
+  gt_problem_init(&d);
+  gt_shapes_t sh;
+  assert_int_equal(gt_shapes_parse("t.csv",
+                                   "tokens,out_features,in_features,calls,not_tunable\n"
+                                   "16,4096,4096,3,-\n"
+                                   "16,4096,4096,2,pointer-array batch\n"
+                                   "16,4096,4096,5,pointer-array batch\n"
+                                   "8,4096,4096,1,\n",
+                                   &d, &sh, NULL),
+                   GT_OK);
+  assert_int_equal(sh.n, 3);
+  assert_string_equal(sh.v[0].not_tunable, "");
+  assert_int_equal(sh.v[0].calls, 3);
+  assert_string_equal(sh.v[1].not_tunable, "pointer-array batch");
+  assert_int_equal(sh.v[1].calls, 7);
+  assert_string_equal(sh.v[2].not_tunable, "");
+  gt_shapes_free(&sh);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shapes_table),
       cmocka_unit_test(test_quoted_layout_is_the_rowmajor_key),
       cmocka_unit_test(test_entry_and_workspace_columns),
+      cmocka_unit_test(test_not_tunable_column),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,7 +58,8 @@ typedef struct gt_decision {
 
 /* Create a context for CUDA device `device` (its architecture and SM count become the device
  * identity of every key). No DB is loaded yet: every call misses until gt_ctx_load_db.
- * GT_ERR_DEVICE when the device does not exist or cannot be queried. */
+ * GT_ERR_DEVICE when the device does not exist or cannot be queried. Call it outside CUDA graph
+ * capture: it creates the calling thread's cuBLAS handle for the default path. */
 gt_status_t gt_ctx_create(int device, gt_ctx_t **out);
 
 /* Load tuned DBs from a colon-separated list of paths (the first file listing a key wins), adding
@@ -77,10 +78,14 @@ void gt_ctx_problem_init(const gt_ctx_t *ctx, gt_problem_t *p);
 /* Enqueue D = alpha*op(A)*op(B) + beta*C on `stream` (a cudaStream_t; NULL = legacy default
  * stream). p's arch and sm_count are replaced by the context's device, and beta_zero is taken from
  * *beta, so the key is the one a DB row for this call has. Asynchronous; nothing allocates or
- * synchronises once a key has been seen, so calls may be captured into a CUDA graph, but the first
- * call of each key must be made outside capture (it prepares the candidate; under capture it
- * fails with GT_ERR_UNSUPPORTED). A tuned candidate that fails to launch is dropped for that key
- * and cuBLAS runs instead. GT_ERR_USAGE for an invalid problem or missing operands. */
+ * synchronises once a key has been seen, so calls may be captured into a CUDA graph. The first
+ * call of a key may be made during a capture too: its tuned candidate is used when it was
+ * prepared ahead (the context prepares every row for its device at the first call made outside
+ * capture) or can be prepared safely there, otherwise cuBLAS's default path runs for that call.
+ * The default path needs the calling thread's cuBLAS handle: a thread other than the creating one
+ * whose very first call is under capture gets GT_ERR_UNSUPPORTED (nothing enqueued). A tuned
+ * candidate that fails to launch is dropped for that key and cuBLAS runs instead. GT_ERR_USAGE
+ * for an invalid problem or missing operands. */
 gt_status_t gt_gemm(gt_ctx_t *ctx, const gt_problem_t *p, const gt_gemm_args_t *args,
                     void *stream);
 

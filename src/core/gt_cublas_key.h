@@ -6,10 +6,17 @@
  * library_types.h, cublas_api.h and cublasLt.h). The runtime shim reads the handle state and the
  * cuBLASLt descriptor attributes itself and passes the plain values in.
  *
- * Every builder is conservative: anything it does not fully understand (a non-default algorithm,
- * device pointer mode where beta cannot be read, pedantic or emulated math, FP8 scaling pointers,
- * ldd != ldc, an epilogue with auxiliary outputs, ...) returns GT_ERR_UNSUPPORTED with a one-line
- * reason in gt_err_msg(), and the caller passes the call through untouched. */
+ * Every builder is conservative, and tells two kinds of call apart:
+ *   - calls it cannot key at all (a data type no key has, arguments cuBLAS itself rejects, an
+ *     unreadable descriptor): GT_ERR_UNSUPPORTED with a one-line reason in gt_err_msg();
+ *   - calls it can key but that gemmtune must never tune or serve (a non-default algorithm,
+ *     device pointer mode where beta cannot be read, pedantic or emulated math, FP8 scaling
+ *     pointers, ldd != ldc, an epilogue with auxiliary outputs, pointer-array and grouped
+ *     batches, ...): with a mark (gt_cublas_mark_t) they are keyed as well as the key can state
+ *     them and the mark says why they are not tunable, so `capture` can record them (the GEMM
+ *     time they cost is part of the workload's); without a mark they are GT_ERR_UNSUPPORTED with
+ *     that reason, as before marks existed.
+ * Either way the caller passes the call through untouched. */
 #ifndef GT_CUBLAS_KEY_H
 #define GT_CUBLAS_KEY_H
 
@@ -138,39 +145,96 @@ typedef struct gt_cublas_env {
   int math_mode;          /* cublasGetMathMode of the handle (ignored for cublasLtMatmul) */
   char arch[GT_ARCH_MAX]; /* "sm_90" */
   int sm_count;           /* multiprocessors of the handle's device */
+  bool sizes_64;          /* the call came through a _64 entry point (cublasGemmEx_64, ...): its
+                             sizes are int64_t. One whose sizes all fit an int is the same key as
+                             its 32-bit twin; larger ones are marked (no baseline takes them). */
 } gt_cublas_env_t;
+
+/* Why a keyed call cannot be tuned: why[0] == '\0' for a tunable key. The reason is one line
+ * without commas (it becomes a CSV cell), e.g. "pointer-array batch (cublasGemmBatchedEx):
+ * operands at arbitrary addresses; strides shown as if packed". */
+#define GT_CUBLAS_MARK_MAX 160
+typedef struct gt_cublas_mark {
+  char why[GT_CUBLAS_MARK_MAX];
+} gt_cublas_mark_t;
 
 /* Map a cudaDataType_t value to a gemmtune element type. GT_ERR_UNSUPPORTED for complex,
  * unsigned, sub-byte and block-scaled types. */
 gt_status_t gt_cublas_dtype(int cuda_type, gt_dtype_t *out);
 
-/* The key of cublasGemmEx. beta points to the host scalar (scale type implied by the compute
- * type); it is read only to decide beta_zero. GT_ERR_UNSUPPORTED (reason in gt_err_msg) for
- * device pointer mode, a non-default algo, OP_C, pedantic/emulated compute, math modes whose
- * effect on the result is not part of the key, and arguments cuBLAS itself would reject. */
+/* Every builder below ends in (gt_problem_t *out, gt_cublas_mark_t *mark). On GT_OK *out is the
+ * key; with mark given, mark->why says why the key is not tunable ("" when it is). With mark
+ * NULL a key that is not tunable is GT_ERR_UNSUPPORTED with that reason. Calls that cannot be
+ * keyed are GT_ERR_UNSUPPORTED either way. */
+
+/* The key of cublasGemmEx (and cublasGemmEx_64, with env->sizes_64). beta points to the host
+ * scalar (scale type implied by the compute type); it is read only to decide beta_zero. Marked:
+ * device pointer mode (beta_zero recorded as 0), a non-default algo, pedantic/emulated compute,
+ * math modes whose effect on the result is not part of the key. Not keyed: arguments cuBLAS
+ * itself would reject, types no key has. */
 gt_status_t gt_cublas_key_gemm_ex(const gt_cublas_env_t *env, int transa, int transb, int64_t m,
                                   int64_t n, int64_t k, int atype, int64_t lda, int btype,
                                   int64_t ldb, const void *beta, int ctype, int64_t ldc,
-                                  int compute_type, int algo, gt_problem_t *out);
+                                  int compute_type, int algo, gt_problem_t *out,
+                                  gt_cublas_mark_t *mark);
 
-/* The key of cublasGemmStridedBatchedEx. batch_count 1 gives the same key as cublasGemmEx
- * (strides 0), because the computation is the same. */
+/* The key of cublasGemmStridedBatchedEx (and its _64 form). batch_count 1 gives the same key as
+ * cublasGemmEx (strides 0), because the computation is the same. */
 gt_status_t gt_cublas_key_gemm_strided_batched_ex(
     const gt_cublas_env_t *env, int transa, int transb, int64_t m, int64_t n, int64_t k,
     int atype, int64_t lda, int64_t stride_a, int btype, int64_t ldb, int64_t stride_b,
     const void *beta, int ctype, int64_t ldc, int64_t stride_c, int64_t batch_count,
-    int compute_type, int algo, gt_problem_t *out);
+    int compute_type, int algo, gt_problem_t *out, gt_cublas_mark_t *mark);
 
-/* The key of cublasSgemm_v2: f32 everywhere; compute f32, or tf32 when the handle's math mode is
- * CUBLAS_TF32_TENSOR_OP_MATH, or f32_fast_f16 under the deprecated CUBLAS_TENSOR_OP_MATH. */
+/* The key of cublasGemmBatchedEx (and its _64 form): pointer arrays, so no key can state where
+ * the operands are. Always marked (beyond the marks of cublasGemmEx); batch = batch_count, the
+ * strides as if the operands were packed (tight). */
+gt_status_t gt_cublas_key_gemm_batched_ex(const gt_cublas_env_t *env, int transa, int transb,
+                                          int64_t m, int64_t n, int64_t k, int atype, int64_t lda,
+                                          int btype, int64_t ldb, const void *beta, int ctype,
+                                          int64_t ldc, int64_t batch_count, int compute_type,
+                                          int algo, gt_problem_t *out, gt_cublas_mark_t *mark);
+
+/* The key of group `group` of a cublasGemmGroupedBatchedEx call (and its _64 form): that group's
+ * transposes, sizes and leading dimensions, beta element `group` of beta_array (read only in host
+ * pointer mode), batch = group_size. Always marked (pointer arrays, several shapes per call). */
+gt_status_t gt_cublas_key_gemm_grouped_ex(const gt_cublas_env_t *env, int transa, int transb,
+                                          int64_t m, int64_t n, int64_t k, int atype, int64_t lda,
+                                          int btype, int64_t ldb, const void *beta_array,
+                                          int64_t group, int ctype, int64_t ldc,
+                                          int64_t group_size, int compute_type, gt_problem_t *out,
+                                          gt_cublas_mark_t *mark);
+
+/* The key of cublasSgemm_v2 (and cublasSgemm_v2_64): f32 everywhere; compute f32, or tf32 when
+ * the handle's math mode is CUBLAS_TF32_TENSOR_OP_MATH, or f32_fast_f16 under the deprecated
+ * CUBLAS_TENSOR_OP_MATH (other modes are marked). */
 gt_status_t gt_cublas_key_sgemm(const gt_cublas_env_t *env, int transa, int transb, int64_t m,
                                 int64_t n, int64_t k, int64_t lda, int64_t ldb,
-                                const float *beta, int64_t ldc, gt_problem_t *out);
+                                const float *beta, int64_t ldc, gt_problem_t *out,
+                                gt_cublas_mark_t *mark);
+/* cublasSgemmStridedBatched (and _64): the Sgemm key with batch and strides, as
+ * cublasGemmStridedBatchedEx keys them (batch 1 is the cublasSgemm_v2 key). */
+gt_status_t gt_cublas_key_sgemm_strided_batched(const gt_cublas_env_t *env, int transa,
+                                                int transb, int64_t m, int64_t n, int64_t k,
+                                                int64_t lda, int64_t stride_a, int64_t ldb,
+                                                int64_t stride_b, const float *beta, int64_t ldc,
+                                                int64_t stride_c, int64_t batch_count,
+                                                gt_problem_t *out, gt_cublas_mark_t *mark);
 
-/* The key of cublasHgemm: f16 everywhere, f16 compute and scale. beta is an IEEE half. */
+/* The key of cublasHgemm (and cublasHgemm_64): f16 everywhere, f16 compute and scale. beta is an
+ * IEEE half. */
 gt_status_t gt_cublas_key_hgemm(const gt_cublas_env_t *env, int transa, int transb, int64_t m,
                                 int64_t n, int64_t k, int64_t lda, int64_t ldb,
-                                const uint16_t *beta, int64_t ldc, gt_problem_t *out);
+                                const uint16_t *beta, int64_t ldc, gt_problem_t *out,
+                                gt_cublas_mark_t *mark);
+/* cublasHgemmStridedBatched (and _64): the Hgemm key with batch and strides. */
+gt_status_t gt_cublas_key_hgemm_strided_batched(const gt_cublas_env_t *env, int transa,
+                                                int transb, int64_t m, int64_t n, int64_t k,
+                                                int64_t lda, int64_t stride_a, int64_t ldb,
+                                                int64_t stride_b, const uint16_t *beta,
+                                                int64_t ldc, int64_t stride_c,
+                                                int64_t batch_count, gt_problem_t *out,
+                                                gt_cublas_mark_t *mark);
 
 /* One cuBLASLt matrix layout's attribute values. ok = false when the shim could not read them. */
 typedef struct gt_cublaslt_layout {
@@ -186,7 +250,8 @@ typedef struct gt_cublaslt_layout {
 } gt_cublaslt_layout_t;
 
 /* A cuBLASLt matmul descriptor's attribute values. Every attribute the key cannot express must
- * be at its default; ok = false (or any *_unreadable) makes the call unsupported. */
+ * be at its default for a tunable key (otherwise the key is marked); ok = false (or
+ * extras_unreadable) makes the call unsupported. */
 typedef struct gt_cublaslt_desc {
   bool ok;                    /* the core attributes were read */
   int32_t compute_type;       /* cublasComputeType_t */
@@ -201,7 +266,7 @@ typedef struct gt_cublaslt_desc {
   const void *aux;            /* epilogue auxiliary output */
   int64_t alpha_vector_batch_stride;
   int32_t sm_count_target;
-  /* FP8/block scaling: any pointer set or mode nonzero is unsupported (not in the key). */
+  /* FP8/block scaling: any pointer set or mode nonzero is marked (not in the key). */
   const void *scale_ptr[8];   /* A, B, C, D, amax D, aux scale, aux amax, D out scale */
   int32_t scale_mode[6];      /* A, B, C, D, aux, D out */
   int8_t fast_accum;
@@ -210,10 +275,15 @@ typedef struct gt_cublaslt_desc {
 } gt_cublaslt_desc_t;
 
 /* The key of cublasLtMatmul from its descriptor and layouts (lay[0..3] = A, B, C, D). beta is the
- * host scalar of the descriptor's scale type. */
+ * host scalar of the descriptor's scale type (read only in host pointer mode). Marked: device
+ * pointer modes, FP8/block scaling or amax pointers, scaling modes, fast accumulation, an
+ * emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
+ * none), row-major or pointer-array layouts, ldd != ldc, D's batch stride != C's, a bias of
+ * another type or batched. Not keyed: unreadable attributes, types no key has, inconsistent
+ * layouts, transc, a bias epilogue without a bias. */
 gt_status_t gt_cublas_key_lt_matmul(const gt_cublas_env_t *env, const gt_cublaslt_desc_t *desc,
                                     const gt_cublaslt_layout_t lay[4], const void *beta,
-                                    gt_problem_t *out);
+                                    gt_problem_t *out, gt_cublas_mark_t *mark);
 
 #ifdef __cplusplus
 }

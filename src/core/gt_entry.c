@@ -20,6 +20,21 @@ static const struct {
     {"cublasSgemm_v2", GT_ENTRY_GEMMEX},
     {"cublasHgemm", GT_ENTRY_GEMMEX},
     {"cublasLtMatmul", GT_ENTRY_LTMATMUL},
+    /* The strided-batched typed forms and the _64 twins run what cublasGemmEx /
+     * cublasGemmStridedBatchedEx run for the same key; the pointer-array and grouped forms are
+     * recorded but never tuned, so their baseline is moot. */
+    {"cublasSgemmStridedBatched", GT_ENTRY_GEMMEX},
+    {"cublasHgemmStridedBatched", GT_ENTRY_GEMMEX},
+    {"cublasGemmEx_64", GT_ENTRY_GEMMEX},
+    {"cublasGemmStridedBatchedEx_64", GT_ENTRY_GEMMEX},
+    {"cublasSgemm_v2_64", GT_ENTRY_GEMMEX},
+    {"cublasHgemm_64", GT_ENTRY_GEMMEX},
+    {"cublasSgemmStridedBatched_64", GT_ENTRY_GEMMEX},
+    {"cublasHgemmStridedBatched_64", GT_ENTRY_GEMMEX},
+    {"cublasGemmBatchedEx", GT_ENTRY_GEMMEX},
+    {"cublasGemmBatchedEx_64", GT_ENTRY_GEMMEX},
+    {"cublasGemmGroupedBatchedEx", GT_ENTRY_GEMMEX},
+    {"cublasGemmGroupedBatchedEx_64", GT_ENTRY_GEMMEX},
 };
 
 const char *gt_entry_name(gt_entry_t e) {

@@ -13,7 +13,7 @@ extern "C" {
 
 typedef enum gt_entry {
   GT_ENTRY_DEFAULT = 0, /* not stated: the backend's usual path (cublasGemmEx on CUDA, the host loop) */
-  GT_ENTRY_GEMMEX,      /* cublasGemmEx and its strided-batched and typed forms */
+  GT_ENTRY_GEMMEX,      /* cublasGemmEx and its strided-batched, typed and _64 forms */
   GT_ENTRY_LTMATMUL,    /* cublasLtMatmul */
   GT_ENTRY_HOST,        /* a host application's own loop */
   GT_ENTRY__COUNT

@@ -17,7 +17,7 @@
 #define MAX_COLS 48
 
 enum col_kind { C_LABEL, C_TOKENS, C_OUT, C_IN, C_LAYOUT, C_BM, C_BN, C_BK, C_CALLS, C_TIME,
-                C_SHARE, C_DTYPE, C_ENTRY, C_WORKSPACE, C_KEY };
+                C_SHARE, C_DTYPE, C_ENTRY, C_WORKSPACE, C_NOT_TUNABLE, C_KEY };
 
 typedef struct {
   enum col_kind kind;
@@ -31,7 +31,7 @@ static gt_status_t classify(const char *name, col_t *c) {
       {"tokens", C_TOKENS}, {"out_features", C_OUT}, {"in_features", C_IN},
       {"layout", C_LAYOUT}, {"M", C_BM}, {"N", C_BN}, {"K", C_BK},
       {"calls", C_CALLS}, {"time_us", C_TIME}, {"share", C_SHARE}, {"dtype", C_DTYPE},
-      {"entry", C_ENTRY}, {"workspace", C_WORKSPACE}};
+      {"entry", C_ENTRY}, {"workspace", C_WORKSPACE}, {"not_tunable", C_NOT_TUNABLE}};
   snprintf(c->name, sizeof c->name, "%s", name);
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     if (strcmp(name, fixed[i].n) == 0) return c->kind = fixed[i].k, GT_OK;
@@ -203,6 +203,13 @@ static gt_status_t read_cell(const reader_t *rd, const col_t *col, const char *v
       sh->workspace = (uint64_t)w;
       return GT_OK;
     }
+    case C_NOT_TUNABLE:
+      /* "-" or empty: tunable; anything else is the reason it is not. */
+      if (strlen(v) >= sizeof sh->not_tunable)
+        return gt_err_set(GT_ERR_DATA, "%s:%d: column '%s': longer than %zu characters", file,
+                          line, cn, sizeof sh->not_tunable - 1);
+      snprintf(sh->not_tunable, sizeof sh->not_tunable, "%s", strcmp(v, "-") ? v : "");
+      return GT_OK;
     case C_TIME: return cell_f64(file, line, cn, v, &sh->time_us);
     case C_SHARE: return cell_f64(file, line, cn, v, &sh->share);
     case C_DTYPE: {
@@ -267,12 +274,15 @@ static gt_status_t read_row(const reader_t *rd, char **cells, int n, gt_shape_t 
 
 typedef struct same_ctx {
   const gt_shapes_t *out;
-  const gt_problem_t *key;
+  const gt_shape_t *sh;
 } same_ctx_t;
 
+/* One shape per key and mark: the calls of a key that could be tuned and those of the same key
+ * that could not (a pointer-array batch that looks like a packed one) are told apart. */
 static bool same_key(void *ctx, size_t i) {
   const same_ctx_t *c = ctx;
-  return gt_problem_equal(&c->out->v[i].p, c->key);
+  return gt_problem_equal(&c->out->v[i].p, &c->sh->p) &&
+         strcmp(c->out->v[i].not_tunable, c->sh->not_tunable) == 0;
 }
 
 /* Fold sh's counters into the earlier row dst of the same key. Sums that do not fit are an error
@@ -305,7 +315,7 @@ static gt_status_t fold_shape(const reader_t *rd, gt_shape_t *dst, const gt_shap
 static gt_status_t add_shape(reader_t *rd, gt_shapes_t *out, const gt_shape_t *sh,
                              size_t *merged) {
   uint64_t h = gt_problem_hash(&sh->p);
-  same_ctx_t c = {out, &sh->p};
+  same_ctx_t c = {out, sh};
   long i = gt_hindex_find(&rd->index, h, same_key, &c);
   if (i >= 0) {
     gt_status_t st = fold_shape(rd, &out->v[i], sh);

@@ -10,7 +10,11 @@
  * A `dtype` column (or the caller's default) sets A/B/C/D types. Any view may add key columns
  * (an `epilogue` column makes a Linear with bias: `bias`, `bias_gelu`, ...) and two columns about
  * how the workload called it: `entry` (gemmex, ltmatmul, or a cuBLAS function name; it decides
- * the baseline) and `workspace` (bytes the application offered a cublasLtMatmul call). Cells are split as RFC 4180
+ * the baseline) and `workspace` (bytes the application offered a cublasLtMatmul call). A
+ * `not_tunable` column (capture writes it) marks rows of GEMMs the workload ran that gemmtune
+ * cannot tune, with the reason ("-" or empty: tunable): `tune` skips them saying why, `shapes`
+ * lists them; a marked row and a tunable row of the same key are two shapes. Files without the
+ * column read as before (every row tunable). Cells are split as RFC 4180
  * fields (core/gt_csv.h), blanks around them dropped. Every error names file:line and the
  * column; a row with more cells than a header with a layout column is told to quote the code. */
 #ifndef GT_SHAPES_H
@@ -26,6 +30,8 @@
 extern "C" {
 #endif
 
+#define GT_SHAPE_REASON_MAX 160
+
 typedef struct gt_shape {
   gt_problem_t p;
   char label[96];    /* "llama3_8b/qkv" or "" */
@@ -38,6 +44,8 @@ typedef struct gt_shape {
                         stated), which decides the baseline `tune` races it against */
   uint64_t workspace; /* bytes of workspace the application gave the call (column `workspace`,
                          cublasLtMatmul calls; 0 unknown) */
+  char not_tunable[GT_SHAPE_REASON_MAX]; /* why gemmtune cannot tune it (column `not_tunable`);
+                                            "" = tunable */
 } gt_shape_t;
 
 typedef struct gt_shapes {

@@ -115,8 +115,8 @@ typedef struct gt_provider {
   /* Rebuild a candidate from an instance name, for problem p. GT_ERR_NOT_FOUND if the name is
    * not one of this provider's, GT_ERR_UNSUPPORTED if it no longer applies to p. */
   gt_status_t (*from_name)(const char *name, const gt_problem_t *p, gt_candidate_t *out);
-  /* Build the per-problem state to run c (may allocate; not called under graph capture).
-   * *ws_needed receives the workspace bytes run() will want (0 if none). */
+  /* Build the per-problem state to run c (may allocate host memory; called under graph capture
+   * only when capture_safe says so). *ws_needed receives the workspace bytes run() will want (0 if none). */
   gt_status_t (*prepare)(const gt_candidate_t *c, const gt_problem_t *p, void **state,
                          size_t *ws_needed);
   /* Launch once. stream is a cudaStream_t for CUDA providers, NULL for host providers. */
@@ -134,6 +134,13 @@ typedef struct gt_provider {
    * names differ, because a library names a kernel by facts of the call that are not part of the
    * tuned choice (cuBLAS: how the epilogue treats C). */
   bool (*same_kernel)(const char *expected, const char *ran);
+  /* (optional) whether from_name() and prepare() may be called now, on this thread, while a
+   * stream of the process is being captured into a CUDA graph (the caller switches this thread to
+   * relaxed capture mode first): they would then make no device allocation, no synchronisation
+   * and no stream operation, nothing that could invalidate the capture. NULL: never. The runtime
+   * asks before deciding a key first seen during capture (src/runtime/README.md). Last, so tables
+   * initialised positionally (C++) leave it NULL. */
+  bool (*capture_safe)(void);
 } gt_provider_t;
 
 /* The registry (registry.c): every provider this build has, in a fixed order. */

@@ -9,14 +9,19 @@
 #include "core/gt_fileio.h"
 #include "core/gt_hindex.h"
 
-static char header[512];
+static char header[512], header_v1[512];
 static pthread_once_t header_once = PTHREAD_ONCE_INIT;
 
-/* Built from gt_key_field_names so the columns can never drift from the key. */
+/* Built from gt_key_field_names so the columns can never drift from the key. header_v1 is the
+ * header files had before the not_tunable column. */
 static void build_header(void) {
-  int len = snprintf(header, sizeof header, "calls,time_us,share,entry,workspace");
-  for (int i = 0; i < GT_KEY_NFIELDS; i++)
+  int len = snprintf(header, sizeof header, "calls,time_us,share,entry,workspace,not_tunable");
+  int len1 = snprintf(header_v1, sizeof header_v1, "calls,time_us,share,entry,workspace");
+  for (int i = 0; i < GT_KEY_NFIELDS; i++) {
     len += snprintf(header + len, sizeof header - (size_t)len, ",%s", gt_key_field_names[i]);
+    len1 += snprintf(header_v1 + len1, sizeof header_v1 - (size_t)len1, ",%s",
+                     gt_key_field_names[i]);
+  }
 }
 
 const char *gt_rt_capture_header(void) {
@@ -33,7 +38,16 @@ static int cmp_items(const void *pa, const void *pb) {
   const sort_item_t *a = pa, *b = pb;
   if (a->rec->time_us != b->rec->time_us) return a->rec->time_us > b->rec->time_us ? -1 : 1;
   if (a->rec->calls != b->rec->calls) return a->rec->calls > b->rec->calls ? -1 : 1;
-  return strcmp(a->key, b->key);
+  int c = strcmp(a->key, b->key);
+  return c ? c : strcmp(a->rec->not_tunable, b->rec->not_tunable);
+}
+
+/* The not_tunable cell: "-" for a tunable key, else the reason with the characters that would
+ * break the row replaced. */
+static void reason_cell(const char *why, char *out, size_t cap) {
+  snprintf(out, cap, "%s", why && *why ? why : "-");
+  for (char *c = out; *c; c++)
+    if (*c == ',' || *c == '\n' || *c == '\r' || *c == '"') *c = ';';
 }
 
 typedef struct buf {
@@ -77,10 +91,11 @@ gt_status_t gt_rt_capture_format(const gt_rt_capture_rec_t *recs, size_t n, char
   for (size_t i = 0; s == GT_OK && i < n; i++) {
     const gt_rt_capture_rec_t *r = items[i].rec;
     double t = r->time_us > 0 ? r->time_us : 0;
-    char line[1024];
-    int w = snprintf(line, sizeof line, "%llu,%.3f,%.6f,%s,%llu", (unsigned long long)r->calls,
+    char line[1280], why[GT_RT_REASON_MAX];
+    reason_cell(r->not_tunable, why, sizeof why);
+    int w = snprintf(line, sizeof line, "%llu,%.3f,%.6f,%s,%llu,%s", (unsigned long long)r->calls,
                      t, total > 0 ? t / total : 0.0, gt_entry_name(r->entry),
-                     (unsigned long long)r->workspace);
+                     (unsigned long long)r->workspace, why);
     for (int f = 0; f < GT_KEY_NFIELDS && w < (int)sizeof line; f++) {
       char v[64];
       gt_problem_field_str(&r->key, f, v, sizeof v);
@@ -333,13 +348,17 @@ bool gt_rt_stats_is_stats_text(const char *text) {
   return text && strncmp(text, h, hl) == 0 && (text[hl] == '\n' || text[hl] == '\r');
 }
 
-bool gt_rt_capture_is_capture_text(const char *text) {
-  const char *h = gt_rt_capture_header();
+static bool starts_with_line(const char *text, const char *h) {
   size_t hl = strlen(h);
+  return strncmp(text, h, hl) == 0 && (text[hl] == '\n' || text[hl] == '\r');
+}
+
+bool gt_rt_capture_is_capture_text(const char *text) {
+  (void)gt_rt_capture_header(); /* builds both headers */
   /* The preamble capture writes before the header: "#gemmtune-capture ..." lines. */
   while (text && *text == '#') {
     text = strchr(text, '\n');
     if (text) text++;
   }
-  return text && strncmp(text, h, hl) == 0 && (text[hl] == '\n' || text[hl] == '\r');
+  return text && (starts_with_line(text, header) || starts_with_line(text, header_v1));
 }

@@ -1,18 +1,25 @@
 /* The shapes file `gemmtune capture` produces: what the preload shim recorded about a workload's
  * GEMMs, in the form gt_shapes_read takes back.
  *
- *   calls,time_us,share,entry,workspace,op,a_type,...,sm_count   <- header, first line, no comments
- *   120,1834.250,0.412345,ltmatmul,1048576,gemm,bf16,...,132    <- one row per distinct key
+ *   calls,time_us,share,entry,workspace,not_tunable,op,a_type,...,sm_count  <- header, after '#'
+ *   120,1834.250,0.412345,ltmatmul,1048576,-,gemm,bf16,...,132              <- one row per key
+ *   4,96.000,0.021567,gemmex,0,pointer-array batch (cublasGemmBatchedEx): ...,gemm,bf16,...,132
  *
  * calls: every call with that key. time_us: GPU microseconds spent in those calls (measured with
  * events around calls made outside graph capture; calls without a measurement are credited the
  * key's mean measured time; 0 when none was measured). share: time_us over the sum of time_us of
- * all rows, as a fraction in [0,1] (0 when nothing was timed). entry: the entry point the key's
- * calls came through (gt_entry_name: gemmex, ltmatmul), which decides the baseline `tune` races
- * against; workspace: the largest workspace in bytes a call offered (cublasLtMatmul; 0 none).
- * Key columns are the 23 fields in
- * gt_key_field_names order, values exactly as gt_problem_field_str prints them. Rows are sorted by
- * share descending, then calls descending, then key text, so the file is stable. Pure C. */
+ * all rows, as a fraction in [0,1] (0 when nothing was timed): marked rows count, since their
+ * time is GEMM time of the workload too. entry: the entry point the key's calls came through
+ * (gt_entry_name: gemmex, ltmatmul), which decides the baseline `tune` races against;
+ * workspace: the largest workspace in bytes a call offered (cublasLtMatmul; 0 none).
+ * not_tunable: "-" for a key `tune` can tune, else why it cannot (a GEMM the workload ran that
+ * no key states fully, or that gemmtune must not serve: pointer-array or grouped batches, FP8
+ * scaling, device pointer mode...); the key columns then describe it as well as they can.
+ * Key columns are the 23 fields in gt_key_field_names order, values exactly as
+ * gt_problem_field_str prints them. Rows are sorted by share descending, then calls descending,
+ * then key text, so the file is stable. Files written before the not_tunable column existed
+ * (header without it) are still capture files: gt_shapes_read reads them, the shim adds to them.
+ * Pure C. */
 #ifndef GT_CAPTURE_CSV_H
 #define GT_CAPTURE_CSV_H
 
@@ -28,15 +35,19 @@
 extern "C" {
 #endif
 
+#define GT_RT_REASON_MAX 160
+
 typedef struct gt_rt_capture_rec {
   gt_problem_t key;
   uint64_t calls;
   double time_us; /* total, extrapolation already applied */
   gt_entry_t entry;
   uint64_t workspace;
+  char not_tunable[GT_RT_REASON_MAX]; /* "" = tunable */
 } gt_rt_capture_rec_t;
 
-/* The header line (no newline): "calls,time_us,share,entry,workspace," + the key field names. */
+/* The header line (no newline): "calls,time_us,share,entry,workspace,not_tunable," + the key
+ * field names. */
 const char *gt_rt_capture_header(void);
 
 /* Format recs as the file's text (malloc'ed, NUL-terminated, *len without the NUL). recs is
@@ -97,8 +108,9 @@ gt_status_t gt_rt_stats_format(const gt_rt_stats_rec_t *recs, size_t n, const ch
  * Merged counters saturate at UINT64_MAX. */
 gt_status_t gt_rt_stats_write(const char *path, const gt_rt_stats_rec_t *recs, size_t n);
 
-/* Whether text starts with the stats header line, or with the capture header line: what the
- * shim checks before it replaces a file it finds at its output path. */
+/* Whether text starts with the stats header line, or with a capture header line (today's, or
+ * the one before the not_tunable column; '#' lines before it skipped): what the shim checks
+ * before it replaces a file it finds at its output path. */
 bool gt_rt_stats_is_stats_text(const char *text);
 bool gt_rt_capture_is_capture_text(const char *text);
 

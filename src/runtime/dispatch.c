@@ -56,6 +56,9 @@ gt_status_t gt_ctx_create(int device, gt_ctx_t **out) {
     free(ctx);
     return s;
   }
+  /* The default path's per-thread handle exists from now on for this thread, so a key whose
+   * first gt_gemm happens during a graph capture still runs there. */
+  gt_rt_prime_default(ctx->rt);
   *out = ctx;
   return GT_OK;
 }
@@ -153,11 +156,10 @@ gt_status_t gt_gemm(gt_ctx_t *ctx, const gt_problem_t *p, const gt_gemm_args_t *
   if (!e) return gt_err_set(GT_ERR_NOMEM, "gt_gemm: too many distinct keys on this context");
   atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
 
+  /* NEW: first seen during a capture and its candidate could not be prepared there (e->why);
+   * the default path runs, and a later call outside capture decides the key. */
   gt_rt_state_t st = gt_rt_decide(ctx->rt, e, stream);
-  if (st == GT_RT_NEW)
-    return gt_err_set(GT_ERR_UNSUPPORTED,
-                      "gt_gemm: the first call of a key must be made outside CUDA graph capture");
-  log_first(ctx, e, st);
+  if (st != GT_RT_NEW) log_first(ctx, e, st);
   gt_operands_t ops = {.A = args->A,
                        .B = args->B,
                        .C = args->C ? args->C : args->D,

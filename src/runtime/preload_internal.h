@@ -1,14 +1,19 @@
 /* libgemmtune_preload.so: deploys a tuned DB into an unmodified application. This header is the
  * shim's private interface between its files; nothing declared here is exported (preload.map lets
- * only the five interposed entry points out, and the declarations are hidden besides).
+ * only the interposed entry points out, and the declarations are hidden besides).
  *
- * Loaded with LD_PRELOAD, the shim defines cublasGemmEx, cublasGemmStridedBatchedEx,
- * cublasSgemm_v2, cublasHgemm and cublasLtMatmul (default visibility, no version node, no link to
- * cuBLAS), so the application's calls arrive here first. Each call's key is built with
- * gt_cublas_key (the same key `tune` writes); on a hit the tuned candidate runs on the caller's
- * stream; on a miss, on anything the key builder does not fully understand, and on any error, the
- * real function is called with the original arguments. The real functions are found in the copy
- * of cuBLAS the process already loaded (dlopen RTLD_NOLOAD + dlvsym), never in a second copy.
+ * Loaded with LD_PRELOAD, the shim defines every cuBLAS GEMM entry point (cublasGemmEx,
+ * cublasGemmStridedBatchedEx, cublasGemmBatchedEx, cublasGemmGroupedBatchedEx, cublasSgemm_v2,
+ * cublasHgemm, cublasSgemmStridedBatched, cublasHgemmStridedBatched, the _64 variant of each, and
+ * cublasLtMatmul; default visibility, no version node, no link to cuBLAS), so the application's
+ * calls arrive here first. Each call's key is built with gt_cublas_key (the same key `tune`
+ * writes); on a hit the tuned candidate runs on the caller's stream; on a miss, on anything the
+ * key builder does not fully understand, and on any error, the real function is called with the
+ * original arguments. Calls that can be keyed but not tuned (pointer-array or grouped batches,
+ * FP8 scaling, ...) are recorded under their key with the reason, and always go to the real
+ * function. The real functions are found in the copy of cuBLAS the process already loaded
+ * (dlopen RTLD_NOLOAD + dlvsym), never in a second copy; an entry point that copy does not have
+ * fails its (then impossible) call with one message and leaves the process alone.
  *
  * Environment:
  *   GEMMTUNE_DB=path[:path...]  tuned DBs; the first file listing a key wins
@@ -20,6 +25,8 @@
  *                               path is replaced by the process id
  *   GEMMTUNE_STATS=path         write calls, hits and the decision per key at exit as CSV
  *                               (capture_csv.h, gt_rt_stats_*); "%p" as above
+ *   GEMMTUNE_TEST_DEVICE=sm_90:132  tests only: when no CUDA device is usable, key calls as if
+ *                               from a device with that identity (nothing ever runs on it)
  * Every message goes to stderr prefixed "gemmtune:". Nothing here aborts. src/runtime/README.md
  * documents the formats.
  *
@@ -33,7 +40,10 @@
  *   preload_state.c    the process state: configured on the first call, one engine per device
  *   preload_ltdesc.c   reading a cublasLtMatmul call's descriptors into the key builder's terms
  *   preload_call.c     the path every keyed call takes: count, decide, run, log, or fall back
- *   preload_entry.c    the interposed entry points, over one skeleton (enter, try, leave)
+ *   preload_entry.c    the 32-bit cuBLAS entry points whose calls are tunable keys, and
+ *                      cublasLtMatmul, over one skeleton (below: enter, try, leave)
+ *   preload_entry64.c  their _64 twins
+ *   preload_entry_batched.c  pointer-array and grouped batches: recorded, never tuned
  *   preload_report.c   what the shim says: stderr lines, and at exit the counters table and the
  *                      capture and stats files */
 #ifndef GT_PRELOAD_INTERNAL_H
@@ -85,8 +95,9 @@ bool gt_preload_lib_loaded(int lib);
 /* '#gemmtune-capture LIB=VERSION path=PATH' lines for the loaded cuBLAS and cuBLASLt, for the
  * capture file; returns the length written (0 when neither is loaded). */
 size_t gt_preload_lib_lines(char *buf, size_t cap);
-/* Fails an interposed call whose real function cannot be found: says so once per process and
- * returns CUBLAS_STATUS_NOT_INITIALIZED. */
+/* Fails an interposed call whose real function cannot be found (another cuBLAS, or one older
+ * than the entry point: the application can only have found the symbol through the shim, with
+ * dlsym): says so once per process and returns CUBLAS_STATUS_NOT_INITIALIZED. */
 cublasStatus_t gt_preload_missing_real(const char *name);
 
 typedef cublasStatus_t (*gt_preload_get_stream_fn)(cublasHandle_t, cudaStream_t *);
@@ -152,6 +163,8 @@ typedef struct gt_preload_state {
   int nreasons;
   uint64_t reasons_other;
   _Atomic uint64_t untracked; /* calls of keys past the engine's table capacity */
+  _Atomic uint64_t group_extra; /* a grouped call counts once per group: the counts beyond one
+                                   per call, so the exit table's total counts API calls */
 } gt_preload_state_t;
 
 extern gt_preload_state_t gt_preload;
@@ -167,6 +180,10 @@ bool gt_preload_active(void);
 /* The engine of CUDA device dev, opened on its first call; NULL when dev is out of range or its
  * engine cannot be opened (said once; the device's calls are then passed through). */
 gt_rt_t *gt_preload_engine(int dev);
+/* Open the engine of device dev over db (preload_call.c): gt_rt_open, or with
+ * GEMMTUNE_TEST_DEVICE and no usable CUDA device, gt_rt_open_as with that identity. */
+gt_status_t gt_preload_open_engine(int dev, const gt_db_t *db, const char *db_desc,
+                                   gt_rt_t **out);
 
 /* ---- a cublasLtMatmul call's descriptors (preload_ltdesc.c) -------------------------------- */
 
@@ -204,12 +221,81 @@ bool gt_preload_call_begin_handle(gt_preload_call_t *c, const char *entry, cubla
 
 /* Counts the call, decides its key and runs the tuned candidate on a hit. key_status is what
  * mapping the call to a key returned: anything but GT_OK notes the call as unsupported (with the
- * mapping's message). True: the candidate ran, the call is complete. False: call the real
- * function, then gt_preload_call_end. */
+ * mapping's message). mark (may be NULL): a key that is not tunable (mark->why set) is counted
+ * and timed under its key and reason, never decided. True: the candidate ran, the call is
+ * complete. False: call the real function, then gt_preload_call_end. */
 bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_problem_t *key,
-                         gt_operands_t *ops);
+                         const gt_cublas_mark_t *mark, gt_operands_t *ops);
+/* Records one call of several not-tunable keys (the groups of a grouped batch: keys[0..n) with
+ * their marks), each counted, the call's time split by their FLOPs. The real function runs. */
+void gt_preload_call_groups(gt_preload_call_t *c, const gt_problem_t *keys,
+                            const gt_cublas_mark_t *marks, int n);
 /* Ends the call's GPU-time measurement, if one was started (idempotent). */
 void gt_preload_call_end(gt_preload_call_t *c);
+
+/* ---- the entry-point skeleton (preload_entry*.c) --------------------------------------------
+ * Every interposed entry point does the same, written once here:
+ *
+ *   GT_PRELOAD_REAL  find the real function (once), or fail the call when there is none
+ *   enter            take the call on, or leave it to the real function untouched (already inside
+ *                    an interposed call on this thread, nothing to do, a call cuBLAS makes itself)
+ *   key, try         build the call's key, then gt_preload_call_try: count, decide, run on a hit
+ *   leave            after the tuned candidate ran, or after the real function did: end the
+ *                    timing, lower the depth, return the status
+ *
+ * so an entry point is its signature, its key builder and its one call of the real function. */
+
+/* Declares `real`, the real `name` of library lib, resolved on the first call and kept (release
+ * and acquire: another thread either resolves it again or sees the whole pointer). Without it the
+ * call fails (there is nothing to fall back on). */
+#define GT_PRELOAD_REAL(lib, type, name)                                    \
+  static _Atomic(type) resolved;                                            \
+  type real = atomic_load_explicit(&resolved, memory_order_acquire);        \
+  if (!real) {                                                              \
+    real = (type)gt_preload_real_symbol(lib, #name, (void *)(name));        \
+    atomic_store_explicit(&resolved, real, memory_order_release);           \
+  }                                                                         \
+  if (!real) return gt_preload_missing_real(#name)
+
+typedef struct shim_half { unsigned short x; } shim_half_t; /* __half is C++ only */
+
+/* One interposed call as its entry point sees it. entered: the shim took the call on and raised
+ * this thread's depth (leave lowers it); call is valid only then. */
+typedef struct gt_preload_frame {
+  bool entered;
+  gt_preload_call_t call;
+} gt_preload_frame_t;
+
+/* True when the call is to be keyed: the shim took it on (entered) and the handle's stream and
+ * modes were read. sizes_64: a _64 entry point. False: call the real function, then leave. */
+static inline bool gt_preload_enter_handle(gt_preload_frame_t *f, const char *entry,
+                                           cublasHandle_t handle, bool sizes_64) {
+  f->entered = false;
+  if (gt_preload_depth > 0 || !gt_preload_active()) return false;
+  gt_preload_depth++;
+  f->entered = true;
+  if (!gt_preload_call_begin_handle(&f->call, entry, handle)) return false;
+  f->call.env.sizes_64 = sizes_64;
+  return true;
+}
+
+/* gt_preload_call_try with the operands of a cublas<...> call: D is C, no bias, no workspace. */
+static inline bool gt_preload_try_blas(gt_preload_frame_t *f, gt_status_t key_status,
+                                       const gt_problem_t *key, const gt_cublas_mark_t *mark,
+                                       const void *A, const void *B, void *C, const void *alpha,
+                                       const void *beta) {
+  gt_operands_t ops = {.A = A, .B = B, .C = C, .D = C, .alpha = alpha, .beta = beta};
+  return gt_preload_call_try(&f->call, key_status, key, mark, &ops);
+}
+
+/* Ends the call (status is the tuned candidate's CUBLAS_STATUS_SUCCESS or the real function's). */
+static inline cublasStatus_t gt_preload_leave(gt_preload_frame_t *f, cublasStatus_t status) {
+  if (f->entered) {
+    gt_preload_call_end(&f->call);
+    gt_preload_depth--;
+  }
+  return status;
+}
 
 /* ---- exit report (preload_report.c) -------------------------------------------------------- */
 

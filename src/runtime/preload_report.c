@@ -53,16 +53,21 @@ typedef struct collect {
 typedef struct rec_ctx {
   const collect_t *cl;
   const gt_problem_t *key;
+  const char *not_tunable;
 } rec_ctx_t;
 
+/* One capture row per key and reason: a marked key never folds into a tunable one. */
 static bool same_rec(void *ctx, size_t i) {
   const rec_ctx_t *c = ctx;
-  return gt_problem_equal(&c->cl->recs[i].key, c->key);
+  return gt_problem_equal(&c->cl->recs[i].key, c->key) &&
+         strcmp(c->cl->recs[i].not_tunable, c->not_tunable) == 0;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-static const char *state_name(int st) {
+/* The decision column of the exit table; a not-tunable key is never decided. */
+static const char *state_name(const gt_rt_entry_t *e, int st) {
+  if (e->not_tunable[0]) return "untunable";
   switch (st) {
     case GT_RT_HIT: return "hit";
     case GT_RT_MISS: return "miss";
@@ -81,10 +86,13 @@ static void print_entry(void *ctx, gt_rt_entry_t *e) {
   int st = atomic_load(&e->state);
   if (st == GT_RT_HIT || (st == GT_RT_FAILED && e->instance[0]))
     gt_preload_say("%6d %10" PRIu64 " %10" PRIu64 "  %-9s %-27s %s -> %s %s", cl->device, calls,
-                   hits, state_name(st), e->entry_point, d, e->provider, e->instance);
+                   hits, state_name(e, st), e->entry_point, d, e->provider, e->instance);
+  else if (e->not_tunable[0])
+    gt_preload_say("%6d %10" PRIu64 " %10" PRIu64 "  %-9s %-27s %s: %s", cl->device, calls, hits,
+                   state_name(e, st), e->entry_point, d, e->not_tunable);
   else
     gt_preload_say("%6d %10" PRIu64 " %10" PRIu64 "  %-9s %-27s %s", cl->device, calls, hits,
-                   state_name(st), e->entry_point, d);
+                   state_name(e, st), e->entry_point, d);
 }
 
 static void collect_entry(void *ctx, gt_rt_entry_t *e) {
@@ -98,7 +106,7 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
   gt_entry_t entry = GT_ENTRY_DEFAULT;
   if (e->entry_point && gt_entry_parse(e->entry_point, &entry) != GT_OK) entry = GT_ENTRY_DEFAULT;
   const uint64_t ws = atomic_load(&e->ws_max);
-  rec_ctx_t rc = {cl, &e->key};
+  rec_ctx_t rc = {cl, &e->key, e->not_tunable};
   long i = gt_hindex_find(&cl->index, e->hash, same_rec, &rc);
   if (i >= 0) {
     cl->recs[i].calls = sat_add(cl->recs[i].calls, calls);
@@ -115,8 +123,10 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
     cl->cap = cap;
   }
   if (gt_hindex_add(&cl->index, e->hash, cl->n) != GT_OK) return;
-  cl->recs[cl->n++] = (gt_rt_capture_rec_t){
+  gt_rt_capture_rec_t *r = &cl->recs[cl->n++];
+  *r = (gt_rt_capture_rec_t){
       .key = e->key, .calls = calls, .time_us = t, .entry = entry, .workspace = ws};
+  snprintf(r->not_tunable, sizeof r->not_tunable, "%s", e->not_tunable);
 }
 
 /* A path from the environment with "%p" replaced by the process id. False (and one warning)
@@ -190,7 +200,8 @@ static bool capture_add_previous(collect_t *cl, const char *path) {
     gt_rt_entry_t fake;
     memset(&fake, 0, sizeof fake);
     fake.key = prev.v[i].p;
-    fake.hash = gt_rt_key_hash(&fake.key);
+    snprintf(fake.not_tunable, sizeof fake.not_tunable, "%s", prev.v[i].not_tunable);
+    fake.hash = gt_rt_marked_hash(&fake.key, fake.not_tunable);
     atomic_store(&fake.calls, prev.v[i].calls > 0 ? (uint64_t)prev.v[i].calls : 0);
     fake.time_us = prev.v[i].time_us;
     fake.timed_calls = atomic_load(&fake.calls);
@@ -237,9 +248,11 @@ static void stats_push(stats_collect_t *sc, const gt_rt_stats_rec_t *r) {
   sc->v[sc->n++] = *r;
 }
 
-/* A key never decided was seen only under graph capture, unless hits are off in this process
- * (another cuBLAS), where nothing is decided and every call is passed through. */
-static const char *stats_decision(int st) {
+/* A key never decided was seen only under graph capture (its candidate could not be prepared
+ * there), unless hits are off in this process (another cuBLAS), where nothing is decided and
+ * every call is passed through. A key that cannot be tuned was passed through with its key. */
+static const char *stats_decision(const gt_rt_entry_t *e, int st) {
+  if (e->not_tunable[0]) return "pass";
   switch (st) {
     case GT_RT_HIT: return "hit";
     case GT_RT_MISS: return "miss";
@@ -257,7 +270,7 @@ static void stats_entry(void *ctx, gt_rt_entry_t *e) {
                          .key = e->key,
                          .calls = calls,
                          .hits = atomic_load(&e->hits),
-                         .decision = stats_decision(st),
+                         .decision = stats_decision(e, st),
                          .provider = named ? e->provider : NULL,
                          .instance = named ? e->instance : NULL,
                          .entry = e->entry_point};
@@ -341,7 +354,8 @@ void gt_preload_exit(void) {
   if (g->log) {
     if (untracked)
       gt_preload_say("%10" PRIu64 " calls of keys beyond the key table's capacity", untracked);
-    uint64_t all = cl.calls + passed + untracked;
+    /* API calls: a grouped call's keys each counted it once */
+    uint64_t all = cl.calls + passed + untracked - atomic_load(&g->group_extra);
     gt_preload_say("total: %" PRIu64 " calls, %" PRIu64 " served by tuned candidates (%.1f%%)",
                    all, cl.hits, all ? 100.0 * (double)cl.hits / (double)all : 0.0);
   }

@@ -110,7 +110,7 @@ gt_rt_t *gt_preload_engine(int dev) {
   pthread_mutex_lock(&g->mu);
   rt = atomic_load(&g->rt[dev]);
   if (!rt && !g->rt_failed[dev]) {
-    if (gt_rt_open(dev, &g->db, g->db_desc, gt_preload_say_line, NULL, &rt) != GT_OK) {
+    if (gt_preload_open_engine(dev, &g->db, g->db_desc, &rt) != GT_OK) {
       gt_preload_say("device %d: %s; passing its calls through", dev, gt_err_msg());
       g->rt_failed[dev] = true;
       rt = NULL;

@@ -31,7 +31,21 @@ typedef struct gt_rt_ev {
   cudaEvent_t start, stop;
   gt_rt_entry_t *e; /* NULL: the measurement was abandoned */
   bool done;        /* stop recorded */
+  /* a call of several keys (grouped batch): its time split by weight; NULL for one key (e) */
+  gt_rt_entry_t **split;
+  double *weight;
+  int nsplit;
 } gt_rt_ev_t;
+
+/* A DB row's candidate, rebuilt and prepared once per engine (at the warm-up or on its key's
+ * first decision); entries that hit it borrow the state. */
+typedef struct gt_rt_prep {
+  int state; /* 0 not prepared (yet), 1 prepared, -1 cannot run here (why) */
+  const gt_provider_t *prov;
+  void *pstate;
+  size_t ws;
+  char why[512];
+} gt_rt_prep_t;
 
 struct gt_rt {
   int device;
@@ -43,7 +57,9 @@ struct gt_rt {
   gt_rt_line_fn warn;
   void *warn_ctx;
 
-  pthread_mutex_t mu; /* inserts, decisions, workspace allocation */
+  pthread_mutex_t mu; /* inserts, decisions, workspace allocation, prepared rows */
+  gt_rt_prep_t *prep; /* one per row of db, allocated at the first decision */
+  bool warmed;        /* the rows for this device were prepared (outside capture) */
   _Atomic(gt_rt_entry_t *) slots[GT_RT_SLOTS];
   gt_rt_entry_t *order[GT_RT_MAX_ENTRIES];
   size_t nentries;
@@ -115,6 +131,30 @@ static void report_other_devices(gt_rt_t *rt) {
   gt_rt_devices_report(rt->db, &rt->here, rt->device, rt->db_desc, rt->warn, rt->warn_ctx, NULL);
 }
 
+gt_status_t gt_rt_open_as(int device, const char *arch, int sm_count, const gt_db_device_t *here,
+                          const gt_db_t *db, const char *db_desc, gt_rt_line_fn warn,
+                          void *warn_ctx, gt_rt_t **out) {
+  *out = NULL;
+  gt_rt_t *rt = calloc(1, sizeof *rt);
+  if (!rt) return gt_err_set(GT_ERR_NOMEM, "out of memory");
+  rt->device = device;
+  snprintf(rt->arch, sizeof rt->arch, "%s", arch);
+  rt->sm_count = sm_count;
+  if (here) rt->here = *here;
+  snprintf(rt->here.arch, sizeof rt->here.arch, "%s", rt->arch);
+  rt->here.sm_count = sm_count;
+  rt->db = db;
+  snprintf(rt->db_desc, sizeof rt->db_desc, "%s", db_desc ? db_desc : "no tuned DB");
+  rt->warn = warn;
+  rt->warn_ctx = warn_ctx;
+  pthread_mutex_init(&rt->mu, NULL);
+  pthread_mutex_init(&rt->tmu, NULL);
+
+  report_other_devices(rt);
+  *out = rt;
+  return GT_OK;
+}
+
 gt_status_t gt_rt_open(int device, const gt_db_t *db, const char *db_desc, gt_rt_line_fn warn,
                        void *warn_ctx, gt_rt_t **out) {
   *out = NULL;
@@ -128,39 +168,53 @@ gt_status_t gt_rt_open(int device, const gt_db_t *db, const char *db_desc, gt_rt
     return gt_err_set(GT_ERR_DEVICE, "device %d: cannot read its attributes: %s", device,
                       cudaGetErrorString(e));
   }
-  gt_rt_t *rt = calloc(1, sizeof *rt);
-  if (!rt) return gt_err_set(GT_ERR_NOMEM, "out of memory");
-  rt->device = device;
-  snprintf(rt->arch, sizeof rt->arch, "sm_%d%d", major, minor);
-  rt->sm_count = sms;
+  char arch[GT_ARCH_MAX];
+  snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
   /* The product and its memory tell an H100 SXM from an H200 (both sm_90, 132 SMs). Unreadable,
-   * they stay unknown, which refuses nothing (gt_db_row_fit). */
-  snprintf(rt->here.arch, sizeof rt->here.arch, "%s", rt->arch);
-  rt->here.sm_count = sms;
+   * they stay unknown, which refuses nothing (gt_db_row_fit). Read in relaxed capture mode: the
+   * first call of a device may come under capture. */
+  gt_db_device_t here;
+  memset(&here, 0, sizeof here);
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool switched = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  if (!switched) (void)cudaGetLastError();
   struct cudaDeviceProp prop;
-  guard_t g; /* relaxed capture mode: the first call of a device may come under capture */
-  guard_enter(rt, &g);
   if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-    gt_db_device_name(prop.name, rt->here.name, sizeof rt->here.name);
-    rt->here.mem_gib = gt_db_mem_gib((uint64_t)prop.totalGlobalMem);
+    gt_db_device_name(prop.name, here.name, sizeof here.name);
+    here.mem_gib = gt_db_mem_gib((uint64_t)prop.totalGlobalMem);
+  } else {
+    (void)cudaGetLastError();
   }
-  guard_leave(&g);
-  rt->db = db;
-  snprintf(rt->db_desc, sizeof rt->db_desc, "%s", db_desc ? db_desc : "no tuned DB");
-  rt->warn = warn;
-  rt->warn_ctx = warn_ctx;
-  pthread_mutex_init(&rt->mu, NULL);
-  pthread_mutex_init(&rt->tmu, NULL);
-
-  report_other_devices(rt);
-  *out = rt;
-  return GT_OK;
+  if (switched) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  return gt_rt_open_as(device, arch, sms, &here, db, db_desc, warn, warn_ctx, out);
 }
 
 static void release_entry(gt_rt_entry_t *e) {
-  if (e->prov && e->pstate && e->prov->release) e->prov->release(e->pstate);
+  /* The tuned candidate's state belongs to its row (rt->prep), released with it. */
   if (e->fb_prov && e->fb_state && e->fb_prov->release) e->fb_prov->release(e->fb_state);
   free(e);
+}
+
+/* Forget a measurement's split (a grouped call's keys). */
+static void ev_clear(gt_rt_ev_t *v) {
+  free(v->split);
+  free(v->weight);
+  v->split = NULL;
+  v->weight = NULL;
+  v->nsplit = 0;
+  v->e = NULL;
+}
+
+/* Release the prepared rows (under rt->mu, in the guard). */
+static void prep_release_locked(gt_rt_t *rt) {
+  if (rt->prep && rt->db)
+    for (size_t i = 0; i < rt->db->n; i++) {
+      gt_rt_prep_t *pr = &rt->prep[i];
+      if (pr->state == 1 && pr->pstate && pr->prov->release) pr->prov->release(pr->pstate);
+    }
+  free(rt->prep);
+  rt->prep = NULL;
+  rt->warmed = false;
 }
 
 void gt_rt_reset(gt_rt_t *rt) {
@@ -169,12 +223,13 @@ void gt_rt_reset(gt_rt_t *rt) {
   guard_t g;
   guard_enter(rt, &g);
   for (size_t i = 0; i < rt->nentries; i++) release_entry(rt->order[i]);
+  prep_release_locked(rt);
   guard_leave(&g);
   rt->nentries = 0;
   for (size_t i = 0; i < GT_RT_SLOTS; i++) atomic_store(&rt->slots[i], NULL);
   pthread_mutex_unlock(&rt->mu);
   pthread_mutex_lock(&rt->tmu);
-  for (int i = 0; i < GT_RT_EVENTS; i++) rt->ev[i].e = NULL;
+  for (int i = 0; i < GT_RT_EVENTS; i++) ev_clear(&rt->ev[i]);
   rt->ev_head = rt->ev_count = 0;
   pthread_mutex_unlock(&rt->tmu);
 }
@@ -241,7 +296,15 @@ static bool key_equal(const gt_problem_t *a, const gt_problem_t *b) {
          strcmp(a->arch, b->arch) == 0;
 }
 
-static gt_rt_entry_t *probe(gt_rt_t *rt, const gt_problem_t *k, uint64_t h, size_t *free_slot) {
+uint64_t gt_rt_marked_hash(const gt_problem_t *k, const char *not_tunable) {
+  uint64_t h = gt_rt_key_hash(k);
+  if (not_tunable)
+    for (const char *c = not_tunable; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  return h;
+}
+
+static gt_rt_entry_t *probe(gt_rt_t *rt, const gt_problem_t *k, const char *why, uint64_t h,
+                            size_t *free_slot) {
   size_t i = (size_t)h & (GT_RT_SLOTS - 1);
   for (size_t n = 0; n < GT_RT_SLOTS; n++, i = (i + 1) & (GT_RT_SLOTS - 1)) {
     gt_rt_entry_t *e = atomic_load_explicit(&rt->slots[i], memory_order_acquire);
@@ -249,25 +312,30 @@ static gt_rt_entry_t *probe(gt_rt_t *rt, const gt_problem_t *k, uint64_t h, size
       if (free_slot) *free_slot = i;
       return NULL;
     }
-    if (e->hash == h && key_equal(&e->key, k)) return e;
+    if (e->hash == h && key_equal(&e->key, k) && strcmp(e->not_tunable, why) == 0) return e;
   }
   if (free_slot) *free_slot = SIZE_MAX;
   return NULL;
 }
 
-gt_rt_entry_t *gt_rt_entry(gt_rt_t *rt, const gt_problem_t *k, const char *entry_point) {
-  uint64_t h = gt_rt_key_hash(k);
-  gt_rt_entry_t *e = probe(rt, k, h, NULL);
+gt_rt_entry_t *gt_rt_entry_marked(gt_rt_t *rt, const gt_problem_t *k, const char *entry_point,
+                                  const char *not_tunable) {
+  char why[GT_RT_NOT_TUNABLE_MAX];
+  /* Cut the way the entry stores it, so the probe compares like with like. */
+  snprintf(why, sizeof why, "%s", not_tunable ? not_tunable : "");
+  uint64_t h = gt_rt_marked_hash(k, why);
+  gt_rt_entry_t *e = probe(rt, k, why, h, NULL);
   if (e) return e;
   pthread_mutex_lock(&rt->mu);
   size_t slot = SIZE_MAX;
-  e = probe(rt, k, h, &slot); /* another thread may have inserted it meanwhile */
+  e = probe(rt, k, why, h, &slot); /* another thread may have inserted it meanwhile */
   if (!e && slot != SIZE_MAX && rt->nentries < GT_RT_MAX_ENTRIES) {
     e = calloc(1, sizeof *e);
     if (e) {
       e->key = *k;
       e->hash = h;
       e->entry_point = entry_point;
+      memcpy(e->not_tunable, why, sizeof why);
       atomic_init(&e->state, GT_RT_NEW);
       rt->order[rt->nentries++] = e;
       /* Published last: a reader that sees the pointer sees a complete entry. */
@@ -278,10 +346,119 @@ gt_rt_entry_t *gt_rt_entry(gt_rt_t *rt, const gt_problem_t *k, const char *entry
   return e;
 }
 
+gt_rt_entry_t *gt_rt_entry(gt_rt_t *rt, const gt_problem_t *k, const char *entry_point) {
+  return gt_rt_entry_marked(rt, k, entry_point, NULL);
+}
+
 void gt_rt_foreach(gt_rt_t *rt, void (*fn)(void *ctx, gt_rt_entry_t *e), void *ctx) {
   pthread_mutex_lock(&rt->mu);
   for (size_t i = 0; i < rt->nentries; i++) fn(ctx, rt->order[i]);
   pthread_mutex_unlock(&rt->mu);
+}
+
+/* ---- prepared rows -------------------------------------------------------------------------
+ * A row's candidate is rebuilt (from_name) and prepared once per engine, into rt->prep. The
+ * checks before that (provider, backend, library version) are host work and final. Rebuilding
+ * and preparing may touch CUDA state (module loading, function attributes, library handles):
+ * during a capture they run only when the provider says that is safe on this thread now, and a
+ * failure there is not final (the row is tried again outside capture). */
+
+static void prep_fail(gt_rt_prep_t *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void prep_fail(gt_rt_prep_t *pr, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(pr->why, sizeof pr->why, fmt, ap);
+  va_end(ap);
+  pr->state = -1;
+}
+
+/* Host-only checks of a row: false (pr failed, final) when it cannot run here at all. */
+static bool row_applies(const gt_db_row_t *row, gt_rt_prep_t *pr, const gt_provider_t **out) {
+  const gt_provider_t *prov = gt_provider_find(row->provider);
+  if (!prov) {
+    prep_fail(pr, "the row names provider '%s', which this build does not have", row->provider);
+    return false;
+  }
+  if (gt_provider_ready(prov) != GT_OK) {
+    prep_fail(pr, "provider %s is unavailable here: %s", prov->name, gt_err_msg());
+    return false;
+  }
+  if (prov->backend != GT_BACKEND_CUDA) {
+    prep_fail(pr, "provider %s runs on the host, not on this GPU", prov->name);
+    return false;
+  }
+  /* cuBLASLt algorithm ids are not portable across library versions. */
+  if (!gt_provider_lib_applies(prov, row->lib, NULL, 0)) {
+    const char *have = gt_provider_lib_loaded(prov);
+    prep_fail(pr, "the row was tuned with %s, this process has %s", row->lib,
+              strcmp(have, "-") != 0 ? have : "none");
+    return false;
+  }
+  *out = prov;
+  return true;
+}
+
+/* Prepare row's candidate into pr (state 0 on entry). Under capture (capturing): only when the
+ * provider allows it now, and a failure leaves pr at 0 with why. Returns true when it called
+ * into the provider (from_name/prepare) during a capture. Under rt->mu, in the guard. */
+static bool prepare_row(const gt_db_row_t *row, gt_rt_prep_t *pr, bool capturing) {
+  const gt_provider_t *prov = NULL;
+  if (!row_applies(row, pr, &prov)) return false;
+  if (capturing && !(prov->capture_safe && prov->capture_safe())) {
+    snprintf(pr->why, sizeof pr->why,
+             "provider %s cannot prepare a candidate during CUDA graph capture on this thread "
+             "(no call outside capture prepared it first)",
+             prov->name);
+    return false;
+  }
+  gt_candidate_t cand;
+  gt_err_clear();
+  gt_status_t s = gt_provider_candidate_from_name(row->provider, row->instance, &row->key, &cand);
+  if (s != GT_OK) {
+    snprintf(pr->why, sizeof pr->why, "instance %s cannot be rebuilt for this key: %s",
+             row->instance, gt_err_msg());
+    if (!capturing) pr->state = -1;
+    return capturing;
+  }
+  void *st = NULL;
+  size_t ws = 0;
+  gt_err_clear();
+  if (prov->prepare(&cand, &row->key, &st, &ws) != GT_OK) {
+    snprintf(pr->why, sizeof pr->why, "preparing %s failed%s: %s", row->instance,
+             capturing ? " during CUDA graph capture" : "", gt_err_msg());
+    if (!capturing) pr->state = -1;
+    return capturing;
+  }
+  pr->prov = prov;
+  pr->pstate = st;
+  pr->ws = ws;
+  pr->state = 1;
+  return capturing;
+}
+
+/* The prepared-row table, allocated on first need (NULL: out of memory). */
+static gt_rt_prep_t *prep_table(gt_rt_t *rt) {
+  if (!rt->prep && rt->db && rt->db->n) rt->prep = calloc(rt->db->n, sizeof *rt->prep);
+  return rt->prep;
+}
+
+/* The rows a decision on this device could pick: the key's arch and SM count, and the product
+ * identity where the row records one (a row of another product is never prepared). */
+static bool row_for_device(const gt_rt_t *rt, const gt_db_row_t *row) {
+  return strcmp(row->key.arch, rt->arch) == 0 && row->key.sm_count == rt->sm_count &&
+         gt_rt_row_applies(row, &rt->here, NULL, 0);
+}
+
+/* The warm-up, at the first decision made outside capture: every row for this device prepared,
+ * so a key first seen in a later capture has nothing left to prepare there. */
+static void warm_locked(gt_rt_t *rt) {
+  if (rt->warmed) return;
+  rt->warmed = true;
+  gt_rt_prep_t *prep = prep_table(rt);
+  if (!prep) return;
+  for (size_t i = 0; i < rt->db->n; i++)
+    if (prep[i].state == 0 && row_for_device(rt, &rt->db->rows[i]))
+      (void)prepare_row(&rt->db->rows[i], &prep[i], false);
 }
 
 /* ---- decisions ----------------------------------------------------------------------------- */
@@ -305,7 +482,12 @@ static void explain_miss(gt_rt_t *rt, gt_rt_entry_t *e) {
            near[0].nfields == 1 ? "" : "s", near[0].diff);
 }
 
-static gt_rt_state_t decide_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
+/* Decide e against its row. A miss is final wherever it is decided (nothing to prepare); so is a
+ * row that cannot run here; a row whose candidate could not be prepared during a capture leaves
+ * e NEW. *in_capture: the provider was called during a capture. */
+static gt_rt_state_t decide_locked(gt_rt_t *rt, gt_rt_entry_t *e, bool capturing,
+                                   bool *in_capture) {
+  *in_capture = false;
   const gt_db_row_t *row = rt->db ? gt_db_lookup(rt->db, &e->key) : NULL;
   if (!row) {
     explain_miss(rt, e);
@@ -317,67 +499,59 @@ static gt_rt_state_t decide_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
   if (!gt_rt_row_applies(row, &rt->here, e->why, sizeof e->why)) return GT_RT_MISS;
   snprintf(e->provider, sizeof e->provider, "%s", row->provider);
   snprintf(e->instance, sizeof e->instance, "%s", row->instance);
-  const gt_provider_t *prov = gt_provider_find(row->provider);
-  if (!prov) {
-    snprintf(e->why, sizeof e->why, "the row names provider '%s', which this build does not have",
-             row->provider);
+  gt_rt_prep_t *prep = prep_table(rt);
+  if (!prep) {
+    snprintf(e->why, sizeof e->why, "out of host memory preparing the tuned rows");
     return GT_RT_FAILED;
   }
-  if (gt_provider_ready(prov) != GT_OK) {
-    snprintf(e->why, sizeof e->why, "provider %s is unavailable here: %s", prov->name,
-             gt_err_msg());
+  gt_rt_prep_t *pr = &prep[row - rt->db->rows];
+  if (pr->state == 0) *in_capture = prepare_row(row, pr, capturing);
+  if (pr->state < 0) {
+    snprintf(e->why, sizeof e->why, "%s", pr->why);
     return GT_RT_FAILED;
   }
-  if (prov->backend != GT_BACKEND_CUDA) {
-    snprintf(e->why, sizeof e->why, "provider %s runs on the host, not on this GPU", prov->name);
-    return GT_RT_FAILED;
+  if (pr->state == 0) {
+    snprintf(e->why, sizeof e->why, "%s", pr->why);
+    return GT_RT_NEW;
   }
-  /* cuBLASLt algorithm ids are not portable across library versions. */
-  if (!gt_provider_lib_applies(prov, row->lib, NULL, 0)) {
-    const char *have = gt_provider_lib_loaded(prov);
-    snprintf(e->why, sizeof e->why, "the row was tuned with %s, this process has %s", row->lib,
-             strcmp(have, "-") != 0 ? have : "none");
-    return GT_RT_FAILED;
-  }
-  gt_candidate_t cand;
-  gt_err_clear();
-  if (gt_provider_candidate_from_name(row->provider, row->instance, &e->key, &cand) != GT_OK) {
-    snprintf(e->why, sizeof e->why, "instance %s cannot be rebuilt for this key: %s",
-             row->instance, gt_err_msg());
-    return GT_RT_FAILED;
-  }
-  void *st = NULL;
-  size_t ws = 0;
-  gt_err_clear();
-  if (prov->prepare(&cand, &e->key, &st, &ws) != GT_OK) {
-    snprintf(e->why, sizeof e->why, "preparing %s failed: %s", row->instance, gt_err_msg());
-    return GT_RT_FAILED;
-  }
-  e->prov = prov;
-  e->pstate = st;
-  e->ws_needed = ws;
+  e->prov = pr->prov;
+  e->pstate = pr->pstate;
+  e->ws_needed = pr->ws;
   snprintf(e->why, sizeof e->why, "tuned row: %.3gx over %s (%.2f vs %.2f us, %s, error %.2g)",
            row->speedup, row->baseline[0] ? row->baseline : "the baseline", row->time_us,
            row->baseline_us, row->timing, row->error);
   return GT_RT_HIT;
 }
 
+/* After the provider ran during a capture: it promised not to touch the capture; if the capture
+ * was invalidated all the same, say so loudly (the application's cudaStreamEndCapture will fail,
+ * and the provider's capture_safe is wrong). */
+static void check_capture_intact(gt_rt_t *rt, const gt_rt_entry_t *e, void *stream) {
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) (void)cudaGetLastError();
+  if (cs == cudaStreamCaptureStatusInvalidated)
+    warnf(rt, "the CUDA graph capture of stream %p was invalidated while %s %s was prepared "
+              "during it (please report this)",
+          stream, e->provider, e->instance);
+}
+
 gt_rt_state_t gt_rt_decide(gt_rt_t *rt, gt_rt_entry_t *e, void *stream) {
   int st = atomic_load_explicit(&e->state, memory_order_acquire);
-  if (st != GT_RT_NEW) return (gt_rt_state_t)st;
-  /* A miss needs nothing prepared, but only a decision made outside capture is final; keeping
-   * one rule keeps the state machine simple. */
-  if (gt_rt_stream_capturing(stream)) return GT_RT_NEW;
+  if (st != GT_RT_NEW || e->not_tunable[0]) return (gt_rt_state_t)st;
+  const bool capturing = gt_rt_stream_capturing(stream);
+  bool in_capture = false;
   pthread_mutex_lock(&rt->mu);
   st = atomic_load_explicit(&e->state, memory_order_acquire);
   if (st == GT_RT_NEW) {
     guard_t g;
     guard_enter(rt, &g);
-    st = decide_locked(rt, e);
+    if (!capturing) warm_locked(rt);
+    st = decide_locked(rt, e, capturing, &in_capture);
     guard_leave(&g);
-    atomic_store_explicit(&e->state, st, memory_order_release);
+    if (st != GT_RT_NEW) atomic_store_explicit(&e->state, st, memory_order_release);
   }
   pthread_mutex_unlock(&rt->mu);
+  if (in_capture) check_capture_intact(rt, e, stream);
   return (gt_rt_state_t)st;
 }
 
@@ -472,20 +646,33 @@ gt_status_t gt_rt_run_hit(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, voi
 
 /* The default path is what a cublasGemmEx call runs today: the provider the table names the
  * baseline for GemmEx calls, with its baseline candidate. */
-static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
+typedef struct default_path {
+  const gt_provider_t *prov;
+  void *state;
+  size_t ws;
+  char name[GT_NAME_MAX];
+} default_path_t;
+
+/* Prepare the default path for key into d. *later: not tried because a capture is under way and
+ * the provider cannot prepare during it on this thread (not final). The message is in
+ * gt_err_msg. Under rt->mu, in the guard. */
+static gt_status_t default_prepare(gt_rt_t *rt, const gt_problem_t *key, bool capturing,
+                                   default_path_t *d, bool *later) {
+  *later = false;
   char absent[300];
   const gt_provider_t *prov =
-      gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, &e->key, absent, sizeof absent);
-  if (!prov) {
-    snprintf(e->fb_instance, sizeof e->fb_instance, "-");
-    gt_err_set(GT_ERR_UNSUPPORTED, "%s", absent);
-    atomic_store(&e->fb_ready, -1);
-    return;
+      gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, key, absent, sizeof absent);
+  if (!prov) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", absent);
+  if (capturing && !(prov->capture_safe && prov->capture_safe())) {
+    *later = true;
+    return gt_err_set(GT_ERR_UNSUPPORTED,
+                      "%s cannot prepare the default path during CUDA graph capture on this "
+                      "thread (make one call outside capture first)",
+                      prov->name);
   }
-  gt_status_t s = GT_OK;
   gt_cand_list_t list = {0};
   gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = rt->device};
-  if (s == GT_OK) s = prov->enumerate(&e->key, &o, &list);
+  gt_status_t s = prov->enumerate(key, &o, &list);
   const gt_candidate_t *pick = NULL;
   for (size_t i = 0; s == GT_OK && i < list.n; i++) {
     if (list.v[i].excluded) continue;
@@ -495,17 +682,52 @@ static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e) {
     const char *why = list.n ? list.v[0].reason : "no candidates";
     s = gt_err_set(GT_ERR_UNSUPPORTED, "%s cannot run this key: %s", prov->name, why);
   }
-  void *st = NULL;
-  size_t ws = 0;
-  if (s == GT_OK) s = prov->prepare(pick, &e->key, &st, &ws);
+  if (s == GT_OK) s = prov->prepare(pick, key, &d->state, &d->ws);
   if (s == GT_OK) {
-    e->fb_prov = prov;
-    e->fb_state = st;
-    e->fb_ws = ws;
-    snprintf(e->fb_instance, sizeof e->fb_instance, "%s", pick->name);
+    d->prov = prov;
+    snprintf(d->name, sizeof d->name, "%s", pick->name);
   }
   gt_cand_list_free(&list);
+  return s;
+}
+
+static void prepare_default_locked(gt_rt_t *rt, gt_rt_entry_t *e, bool capturing) {
+  default_path_t d = {0};
+  bool later = false;
+  gt_status_t s = default_prepare(rt, &e->key, capturing, &d, &later);
+  if (later) {
+    snprintf(e->fb_instance, sizeof e->fb_instance, "not prepared: %.150s", gt_err_msg());
+    return; /* fb_ready stays 0: a later call prepares it */
+  }
+  if (s == GT_OK) {
+    e->fb_prov = d.prov;
+    e->fb_state = d.state;
+    e->fb_ws = d.ws;
+    snprintf(e->fb_instance, sizeof e->fb_instance, "%s", d.name);
+  } else {
+    snprintf(e->fb_instance, sizeof e->fb_instance, "unavailable: %.150s", gt_err_msg());
+  }
   atomic_store(&e->fb_ready, s == GT_OK ? 1 : -1);
+}
+
+void gt_rt_prime_default(gt_rt_t *rt) {
+  gt_problem_t p;
+  gt_problem_init(&p);
+  p.m = p.n = p.k = 64;
+  gt_problem_fill_lds(&p);
+  snprintf(p.arch, sizeof p.arch, "%s", rt->arch);
+  p.sm_count = rt->sm_count;
+  default_path_t d = {0};
+  bool later = false;
+  pthread_mutex_lock(&rt->mu);
+  guard_t g;
+  guard_enter(rt, &g);
+  gt_err_clear();
+  if (default_prepare(rt, &p, false, &d, &later) == GT_OK && d.prov->release)
+    d.prov->release(d.state); /* what stays is the provider's per-thread state (the handle) */
+  gt_err_clear();
+  guard_leave(&g);
+  pthread_mutex_unlock(&rt->mu);
 }
 
 const char *gt_rt_default_provider(const gt_rt_entry_t *e) {
@@ -516,22 +738,20 @@ const char *gt_rt_default_provider(const gt_rt_entry_t *e) {
 
 gt_status_t gt_rt_run_default(gt_rt_t *rt, gt_rt_entry_t *e, gt_operands_t *ops, void *stream) {
   if (atomic_load(&e->fb_ready) == 0) {
-    if (gt_rt_stream_capturing(stream))
-      return gt_err_set(GT_ERR_UNSUPPORTED,
-                        "the first call of a key must be made outside CUDA graph capture");
+    /* A first call under capture is prepared then too, when the provider can do so safely
+     * (nothing enqueued, nothing allocated on the device): see default_prepare. */
+    const bool capturing = gt_rt_stream_capturing(stream);
     pthread_mutex_lock(&rt->mu);
     if (atomic_load(&e->fb_ready) == 0) {
       guard_t g;
       guard_enter(rt, &g);
-      prepare_default_locked(rt, e);
+      prepare_default_locked(rt, e, capturing);
       guard_leave(&g);
-      if (atomic_load(&e->fb_ready) < 0)
-        snprintf(e->fb_instance, sizeof e->fb_instance, "unavailable: %.150s", gt_err_msg());
     }
     pthread_mutex_unlock(&rt->mu);
   }
-  if (atomic_load(&e->fb_ready) < 0)
-    return gt_err_set(GT_ERR_UNSUPPORTED, "default path %s", e->fb_instance);
+  int ready = atomic_load(&e->fb_ready);
+  if (ready <= 0) return gt_err_set(GT_ERR_UNSUPPORTED, "default path %s", e->fb_instance);
   gt_status_t s = with_workspace(rt, e->fb_ws, ops, stream);
   if (s != GT_OK) return s;
   return e->fb_prov->run(e->fb_state, ops, stream);
@@ -564,6 +784,18 @@ static void ev_create_locked(gt_rt_t *rt) {
   guard_leave(&g);
 }
 
+/* One measured call's time to its entry (under tmu). The first measured call of each key is
+ * dropped (one-time costs), kept only for a key never measured again. */
+static void credit(gt_rt_entry_t *e, double us) {
+  if (!e->first_timed_dropped) {
+    e->first_timed_dropped = true;
+    e->first_us = us;
+  } else {
+    e->time_us += us;
+    e->timed_calls++;
+  }
+}
+
 /* Credit finished measurements, oldest first, without waiting (sync = wait for each). */
 static void ev_drain_locked(gt_rt_t *rt, bool sync) {
   while (rt->ev_count > 0) {
@@ -574,27 +806,45 @@ static void ev_drain_locked(gt_rt_t *rt, bool sync) {
       if (q == cudaErrorNotReady) break;
       float ms = 0;
       if (q == cudaSuccess && cudaEventElapsedTime(&ms, v->start, v->stop) == cudaSuccess) {
-        if (!v->e->first_timed_dropped) {
-          v->e->first_timed_dropped = true;
-          v->e->first_us = (double)ms * 1000.0;
-        } else {
-          v->e->time_us += (double)ms * 1000.0;
-          v->e->timed_calls++;
-        }
+        const double us = (double)ms * 1000.0;
+        if (v->split)
+          for (int i = 0; i < v->nsplit; i++) credit(v->split[i], us * v->weight[i]);
+        else
+          credit(v->e, us);
       }
       (void)cudaGetLastError();
     }
-    v->e = NULL;
+    ev_clear(v);
     v->done = false;
     rt->ev_head = (rt->ev_head + 1) % GT_RT_EVENTS;
     rt->ev_count--;
   }
 }
 
-void gt_rt_time_begin(gt_rt_t *rt, gt_rt_entry_t *e, void *stream, gt_rt_timer_t *t) {
+/* The keys of a grouped call into slot v, with their shares of its time (weights normalised);
+ * false when they cannot be kept (out of memory: the call is then not measured). */
+static bool ev_split(gt_rt_ev_t *v, gt_rt_entry_t *const *es, const double *weight, int n) {
+  double total = 0;
+  for (int i = 0; i < n; i++) total += weight[i] > 0 ? weight[i] : 0;
+  v->split = malloc((size_t)n * sizeof *v->split);
+  v->weight = malloc((size_t)n * sizeof *v->weight);
+  if (!v->split || !v->weight || total <= 0) {
+    ev_clear(v);
+    return false;
+  }
+  for (int i = 0; i < n; i++) {
+    v->split[i] = es[i];
+    v->weight[i] = (weight[i] > 0 ? weight[i] : 0) / total;
+  }
+  v->nsplit = n;
+  return true;
+}
+
+void gt_rt_time_begin_split(gt_rt_t *rt, gt_rt_entry_t *const *es, const double *weight, int n,
+                            void *stream, gt_rt_timer_t *t) {
   t->slot = -1;
   /* Under capture an event record would become a graph node, and replays are not host calls. */
-  if (!e || gt_rt_stream_capturing(stream)) return;
+  if (n < 1 || !es[0] || gt_rt_stream_capturing(stream)) return;
   pthread_mutex_lock(&rt->tmu);
   if (rt->ev_state == 0) ev_create_locked(rt);
   if (rt->ev_state == 1) {
@@ -604,19 +854,25 @@ void gt_rt_time_begin(gt_rt_t *rt, gt_rt_entry_t *e, void *stream, gt_rt_timer_t
     bool exchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
     ev_drain_locked(rt, false);
     if (exchanged) (void)cudaThreadExchangeStreamCaptureMode(&mode);
-    if (rt->ev_count < GT_RT_EVENTS) {
-      int slot = (rt->ev_head + rt->ev_count) % GT_RT_EVENTS;
-      if (cudaEventRecord(rt->ev[slot].start, (cudaStream_t)stream) == cudaSuccess) {
-        rt->ev[slot].e = e;
-        rt->ev[slot].done = false;
+    int slot = (rt->ev_head + rt->ev_count) % GT_RT_EVENTS;
+    gt_rt_ev_t *v = &rt->ev[slot];
+    if (rt->ev_count < GT_RT_EVENTS && (n == 1 || ev_split(v, es, weight, n))) {
+      if (cudaEventRecord(v->start, (cudaStream_t)stream) == cudaSuccess) {
+        v->e = es[0];
+        v->done = false;
         rt->ev_count++;
         t->slot = slot;
       } else {
+        ev_clear(v);
         (void)cudaGetLastError();
       }
     }
   }
   pthread_mutex_unlock(&rt->tmu);
+}
+
+void gt_rt_time_begin(gt_rt_t *rt, gt_rt_entry_t *e, void *stream, gt_rt_timer_t *t) {
+  gt_rt_time_begin_split(rt, &e, NULL, 1, stream, t);
 }
 
 void gt_rt_time_end(gt_rt_t *rt, gt_rt_timer_t *t, void *stream) {
@@ -625,7 +881,7 @@ void gt_rt_time_end(gt_rt_t *rt, gt_rt_timer_t *t, void *stream) {
   gt_rt_ev_t *v = &rt->ev[t->slot];
   if (cudaEventRecord(v->stop, (cudaStream_t)stream) != cudaSuccess) {
     (void)cudaGetLastError();
-    v->e = NULL;
+    ev_clear(v); /* abandoned */
   }
   v->done = true;
   pthread_mutex_unlock(&rt->tmu);

@@ -16,11 +16,15 @@
 static const char k_help[] =
     "Usage: gemmtune capture [-o SHAPES] -- CMD [ARGS...]\n\n"
     "Runs CMD with libgemmtune_preload.so in record mode (LD_PRELOAD, GEMMTUNE_CAPTURE). Every\n"
-    "cuBLAS GEMM the process issues (cublasGemmEx, cublasGemmStridedBatchedEx, cublasLtMatmul,\n"
-    "cublasSgemm/Hgemm) is keyed exactly as the runtime keys it, counted, and timed with CUDA\n"
-    "events outside graph capture. At exit the shim writes SHAPES (default gemmtune-shapes.csv):\n"
-    "one row per distinct key, sorted by share of GEMM time, which `gemmtune tune` accepts.\n"
-    "Calls made while a CUDA graph is captured are counted but cannot be timed.\n\n"
+    "cuBLAS GEMM the process issues (cublasGemmEx, cublasGemmStridedBatchedEx,\n"
+    "cublasGemmBatchedEx, cublasGemmGroupedBatchedEx, cublasSgemm/Hgemm and their\n"
+    "StridedBatched forms, the _64 variants of all of them, cublasLtMatmul) is keyed exactly as\n"
+    "the runtime keys it, counted, and timed with CUDA events outside graph capture. At exit the\n"
+    "shim writes SHAPES (default gemmtune-shapes.csv): one row per distinct key, sorted by share\n"
+    "of GEMM time, which `gemmtune tune` accepts. A GEMM that cannot be tuned (pointer-array or\n"
+    "grouped batches, FP8 scaling, device pointer mode, a non-default algo...) has its row too,\n"
+    "marked not_tunable with the reason: its time is part of the GEMM time. Calls made while a\n"
+    "CUDA graph is captured are counted but cannot be timed.\n\n"
     "The file also names the cuBLAS and cuBLASLt the process loaded (path and version, '#'\n"
     "lines), so `gemmtune tune` loads the same ones: cuBLASLt rows apply only to the version\n"
     "they were tuned with.\n\n"
@@ -117,12 +121,15 @@ int gt_cmd_capture(int argc, char **argv) {
   gt_status_t s = gt_shapes_read(outabs, &defaults, &sh, NULL);
   if (s != GT_OK) return gt_cli_fail("capture", s);
   long calls = 0;
-  for (size_t i = 0; i < sh.n; i++) calls += sh.v[i].calls;
-  fprintf(stderr, "gemmtune capture: %zu distinct GEMM keys, %ld calls -> %s (command exited %d)\n",
-          sh.n, calls, out, code);
+  size_t marked = 0;
+  for (size_t i = 0; i < sh.n; i++) calls += sh.v[i].calls, marked += sh.v[i].not_tunable[0] != 0;
+  fprintf(stderr, "gemmtune capture: %zu distinct GEMM keys (%zu not tunable), %ld calls -> %s "
+                  "(command exited %d)\n",
+          sh.n, marked, calls, out, code);
   for (size_t i = 0; i < sh.n && i < 20; i++)
-    fprintf(stderr, "  %6.2f%%  %8ld calls  %10.1f us  %s\n", 100 * sh.v[i].share, sh.v[i].calls,
-            sh.v[i].time_us, sh.v[i].view);
+    fprintf(stderr, "  %6.2f%%  %8ld calls  %10.1f us  %s%s%s\n", 100 * sh.v[i].share,
+            sh.v[i].calls, sh.v[i].time_us, sh.v[i].view,
+            sh.v[i].not_tunable[0] ? "  | not tunable: " : "", sh.v[i].not_tunable);
   gt_shapes_free(&sh);
   return code;
 }

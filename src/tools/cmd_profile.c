@@ -234,6 +234,13 @@ int gt_cmd_baseline(int argc, char **argv) {
   gt_table_begin(&t, stdout, fmt, 9, names, num);
   int worst = 0;
   for (size_t i = 0; i < sh.n; i++) {
+    /* A row capture marked not tunable is no call a baseline stands for (its key only describes
+     * it: a pointer-array batch, FP8 scaling...). */
+    if (sh.v[i].not_tunable[0]) {
+      fprintf(stderr, "gemmtune baseline: line %d skipped: not tunable: %s\n", sh.v[i].line,
+              sh.v[i].not_tunable);
+      continue;
+    }
     progress_ctx_t pc = {"baseline", gt_cli_now()};
     gt_search_events_t ev = {&pc, on_phase, NULL};
     gt_search_result_t r;

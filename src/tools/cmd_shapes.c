@@ -13,7 +13,9 @@ static const char k_help[] =
     "the BLAS mapping applied, FLOPs, the fewest bytes it must move, arithmetic intensity\n"
     "(FLOP/byte), the regime on this device (compute-bound when the intensity exceeds the\n"
     "device's ridge point peak_flops/bandwidth, else memory-bound) and the roofline floor\n"
-    "max(flops/peak, bytes/bandwidth): no kernel runs much faster than that.\n\n"
+    "max(flops/peak, bytes/bandwidth): no kernel runs much faster than that.\n"
+    "A row `gemmtune capture` marked not_tunable (a GEMM the workload ran that cannot be\n"
+    "tuned) says why in the last column, tunable; `tune` skips it.\n\n"
     "  --format table|csv|json\n";
 
 static const char k_examples[] =
@@ -77,10 +79,11 @@ int gt_cmd_shapes(int argc, char **argv) {
            dev.name, dev.arch, dev.sm_count, strcmp(dev.arch, "cpu") ? "SMs" : "cores",
            dev.peak_tflops, dev.peak_gbps, ridge);
   static const char *const names[] = {"line", "label", "mapping", "gflop", "mbytes", "flop_per_byte",
-                                      "regime", "floor_us", "calls", "share"};
-  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 1, 1, 1};
+                                      "regime", "floor_us", "calls", "share", "tunable"};
+  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 0};
   gt_table_t t;
-  gt_table_begin(&t, stdout, fmt, 10, names, num);
+  gt_table_begin(&t, stdout, fmt, 11, names, num);
+  size_t untunable = 0;
   for (size_t i = 0; i < sh.n; i++) {
     const gt_shape_t *x = &sh.v[i];
     double fl = gt_problem_flops(&x->p), by = gt_problem_min_bytes(&x->p);
@@ -93,14 +96,21 @@ int gt_cmd_shapes(int argc, char **argv) {
     snprintf(fus, sizeof fus, "%.2f", floor_s * 1e6);
     snprintf(calls, sizeof calls, "%ld", x->calls);
     snprintf(share, sizeof share, "%.4f", x->share);
+    char tunable[GT_SHAPE_REASON_MAX + 8];
+    snprintf(tunable, sizeof tunable, "%s%s", x->not_tunable[0] ? "no: " : "yes", x->not_tunable);
+    untunable += x->not_tunable[0] != '\0';
     const char *cells[] = {line, x->label[0] ? x->label : "-", x->view, gf, mb, ais,
                            ai > ridge ? "compute" : "memory", fus, x->calls ? calls : "-",
-                           x->calls ? share : "-"};
+                           x->calls ? share : "-", tunable};
     gt_table_row(&t, cells);
   }
   gt_table_end(&t);
   if (fmt == GT_FMT_TABLE && merged)
     printf("%zu duplicate rows merged into earlier identical keys\n", merged);
+  if (fmt == GT_FMT_TABLE && untunable)
+    printf("%zu of %zu rows are not tunable (marked by capture: GEMMs the workload ran that "
+           "gemmtune cannot tune); `tune` skips them\n",
+           untunable, sh.n);
   gt_shapes_free(&sh);
   return 0;
 }

@@ -42,6 +42,8 @@ static const char k_help[] =
     "A choice the race did not reach (another --providers set, --budget) keeps its row.\n"
     "A shapes file from `gemmtune capture` names the cuBLAS the application loaded; tune loads\n"
     "that one too (cuBLASLt rows apply only to the version they were tuned with) and says so.\n"
+    "Its rows marked not_tunable (GEMMs the workload ran that cannot be tuned: pointer-array or\n"
+    "grouped batches, FP8 scaling, device pointer mode...) are listed as skipped with the reason.\n"
     "Progress goes to stderr: a live line on a terminal, otherwise a line per shape and one\n"
     "every GEMMTUNE_PROGRESS_S seconds (default 10), each with the whole run's ETA.\n\n"
     "  -o, --output DB        the tuned DB to create or update (required)\n"
@@ -384,6 +386,7 @@ typedef struct tune_run {
   gt_table_t t;
   size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed, n_retired;
   char retired[4096]; /* "  retired: KEY: why" lines for the summary */
+  size_t n_untunable; /* marked rows (not_tunable): GEMMs the workload ran that cannot be tuned */
   double t_start, est_total, est_race;
   size_t n_ours; /* shapes this run tunes (its shard, less those --resume skips) */
   int exit_code;
@@ -553,7 +556,10 @@ static int make_plan(tune_run_t *r) {
     return EX_SOFTWARE_;
   }
   for (size_t i = 0; i < n; i++) {
-    cost[i] = gt_shard_cost(&r->sh.v[i].p, r->dev.peak_tflops, r->dev.peak_gbps);
+    /* A marked row costs nothing: it is only reported. */
+    cost[i] = r->sh.v[i].not_tunable[0]
+                  ? 0.0
+                  : gt_shard_cost(&r->sh.v[i].p, r->dev.peak_tflops, r->dev.peak_gbps);
     hash[i] = gt_problem_hash(&r->sh.v[i].p);
   }
   gt_shard_plan(cost, hash, n, r->shard_n, r->plan, load);
@@ -987,16 +993,40 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
   journal_append(r, key, outcome, winner);
 }
 
+/* A marked row (capture's not_tunable column): a GEMM the workload ran that gemmtune cannot tune
+ * (pointer-array or grouped batches, FP8 scaling, device pointer mode, ...). It is listed with
+ * its reason, so the run accounts for every captured row, and never raced or journaled. */
+static void report_untunable(tune_run_t *r, size_t i, const gt_shape_t *x) {
+  r->n_untunable++;
+  char idx[16], note[GT_SHAPE_REASON_MAX + 32];
+  snprintf(idx, sizeof idx, "%zu", i + 1);
+  snprintf(note, sizeof note, "not tunable: %s", x->not_tunable);
+  if (r->fmt == GT_FMT_TABLE) {
+    printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
+           "-", "-", "-", "skipped", "-");
+    printf("%5s  %s  | %s\n", "", x->view, note);
+    fflush(stdout);
+  } else {
+    const char *cells[] = {idx, x->label, x->view, "-", "-", "-", "skipped", "-", note};
+    gt_table_row(&r->t, cells);
+  }
+}
+
 /* Tune every shape left to this run, in file order; stops early only when the DB cannot be
  * written. */
 static void tune_shapes(tune_run_t *r) {
   char key[1024];
-  for (size_t i = 0; i < r->sh.n; i++) r->n_ours += shape_is_ours(r, &r->sh.v[i], key, sizeof key);
+  for (size_t i = 0; i < r->sh.n; i++)
+    r->n_ours += !r->sh.v[i].not_tunable[0] && shape_is_ours(r, &r->sh.v[i], key, sizeof key);
   r->n_skipped = r->n_resumed = 0; /* counted again below, as each shape is reached */
   gt_cli_progress_run(r->t_start, -1);
   for (size_t i = 0; i < r->sh.n; i++) {
     const gt_shape_t *x = &r->sh.v[i];
     if (!shape_is_ours(r, x, key, sizeof key)) continue;
+    if (x->not_tunable[0]) {
+      report_untunable(r, i, x);
+      continue;
+    }
     /* The run's ETA: the shapes done so far, at their mean, for the shapes left. */
     if (r->n_tuned)
       gt_cli_progress_run(r->t_start, (gt_cli_now() - r->t_start) / (double)r->n_tuned *
@@ -1044,6 +1074,9 @@ static int finish(tune_run_t *r) {
           r->n_tuned, wall, r->n_improved, r->n_unchanged, r->n_failed);
   if (r->n_retired) fprintf(sf, ", %zu rows retired", r->n_retired);
   if (r->n_resumed) fprintf(sf, ", %zu already done (--resume)", r->n_resumed);
+  if (r->n_untunable)
+    fprintf(sf, ", %zu not tunable (skipped: the captured GEMM cannot be tuned, see its note)",
+            r->n_untunable);
   if (r->n_skipped) fprintf(sf, ", %zu in other shards", r->n_skipped);
   fprintf(sf, "\n");
   if (r->n_failed) fprintf(sf, "Failed:\n%s", r->failures);

@@ -190,8 +190,9 @@ static const char *decision_why(gt_shim_decision_t d) {
       return "the row exists but the shim could not use it (provider, library version, prepare "
              "or launch failed)";
     case GT_SHIM_DEFERRED:
-      return "first issued during CUDA graph capture and never outside it: the graph holds the "
-             "default path (run the GEMM once before capturing)";
+      return "first issued during CUDA graph capture, where its tuned candidate could not be "
+             "prepared, and never outside it: the graph holds the default path (make any cuBLAS "
+             "GEMM call outside capture first: the shim then prepares every row)";
     case GT_SHIM_HIT:
     default: return "the shim decided hit but served none of the calls";
   }

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # The preload shim with stand-in cuBLAS libraries (fake_cublas.c, versioned like the real ones):
-# it exports exactly the five interposed entry points and does not link cuBLAS; every call it does
-# not serve reaches the real function with every argument unchanged (with and without logging,
-# capture, or a bad GEMMTUNE_DB); a bad DB path costs one warning line; the exit table counts
-# every call. Runs without a GPU (the shim then passes everything through) and with one.
+# it exports exactly the interposed entry points (every cuBLAS GEMM entry point: the Ex, batched,
+# grouped, typed S/H and strided forms, the _64 twins, cublasLtMatmul) and does not link cuBLAS;
+# every call it does not serve reaches the real function with every argument unchanged (with and
+# without logging, capture, or a bad GEMMTUNE_DB); a bad DB path costs one warning line; the exit
+# table counts every call. With GEMMTUNE_TEST_DEVICE (calls keyed as if from an sm_90 device when
+# there is none), capture lists every key: tunable ones (the S/H strided forms, a _64 call as its
+# 32-bit twin, a readable cuBLASLt call) and the ones marked not tunable with the reason
+# (pointer-array and grouped batches, FP8 scaling, sizes beyond an int, an explicit algorithm);
+# keys are decided although the stand-in's stream counts as capturing (a miss, a row that cannot
+# run here), never left waiting. An entry point the application's cuBLAS lacks, found through
+# dlsym, fails its call with one message and the process runs on. Runs without a GPU and with
+# one.
 # Usage: bash test_preload_passthrough.sh /path/to/gemmtune SRCDIR. Exits 77 when the shim is
 # not built (CUDA off) or there is no C compiler.
 set -u
@@ -24,22 +32,33 @@ check() { if eval "$2"; then echo "ok   - $1"; pass=$((pass + 1)); else echo "FA
 
 echo 'libcublas.so.13 { global: *; };' >"$tmp/cublas.map"
 echo 'libcublasLt.so.13 { global: *; };' >"$tmp/cublasLt.map"
+mkdir -p "$tmp/old"
 "$CC" -shared -fPIC -Wl,-soname,libcublas.so.13 -Wl,--version-script="$tmp/cublas.map" \
   "$SRC/tests/cli/fake_cublas.c" -o "$tmp/libcublas.so.13" &&
   "$CC" -shared -fPIC -DFAKE_LT -Wl,-soname,libcublasLt.so.13 \
     -Wl,--version-script="$tmp/cublasLt.map" "$SRC/tests/cli/fake_cublas.c" \
     -o "$tmp/libcublasLt.so.13" &&
-  "$CC" "$SRC/tests/cli/passthrough_client.c" -o "$tmp/client" -L"$tmp" -l:libcublas.so.13 \
-    -l:libcublasLt.so.13 -Wl,-rpath,"$tmp" || { echo "FAIL - building the stand-ins"; exit 1; }
+  "$CC" -shared -fPIC -DFAKE_OLD -Wl,-soname,libcublas.so.13 \
+    -Wl,--version-script="$tmp/cublas.map" "$SRC/tests/cli/fake_cublas.c" \
+    -o "$tmp/old/libcublas.so.13" &&
+  "$CC" -pthread "$SRC/tests/cli/passthrough_client.c" -o "$tmp/client" -L"$tmp" \
+    -l:libcublas.so.13 -l:libcublasLt.so.13 -ldl -Wl,-z,lazy -Wl,-rpath,"$tmp" ||
+  { echo "FAIL - building the stand-ins"; exit 1; }
 
+want_exports="cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64"
+want_exports="$want_exports cublasGemmGroupedBatchedEx cublasGemmGroupedBatchedEx_64"
+want_exports="$want_exports cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasHgemm"
+want_exports="$want_exports cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64"
+want_exports="$want_exports cublasLtMatmul cublasSgemmStridedBatched cublasSgemmStridedBatched_64"
+want_exports="$want_exports cublasSgemm_v2 cublasSgemm_v2_64 "
 exports=$(nm -D --defined-only "$SHIM" | awk '{print $3}' | sort | tr '\n' ' ')
-check "exports exactly the five entry points ($exports)" \
-  "[ '$exports' = 'cublasGemmEx cublasGemmStridedBatchedEx cublasHgemm cublasLtMatmul cublasSgemm_v2 ' ]"
+check "exports exactly the cuBLAS GEMM entry points ($exports)" "[ '$exports' = '$want_exports' ]"
 check "exports carry no version node" "! readelf -V '$SHIM' | grep -q 'Version definition'"
 check "does not link cuBLAS" "! readelf -d '$SHIM' | grep NEEDED | grep -qi cublas"
 
 "$tmp/client" >"$tmp/plain.out" 2>&1
-check "stand-in client runs" "[ \$? -eq 0 ] && [ \$(grep -c '^real ' '$tmp/plain.out') -eq 12 ]"
+ncalls=40 # 20 calls, twice
+check "stand-in client runs" "[ \$? -eq 0 ] && [ \$(grep -c '^real ' '$tmp/plain.out') -eq $ncalls ]"
 
 LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/quiet.out" 2>"$tmp/quiet.err"
 check "no GEMMTUNE_* set: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/quiet.out'"
@@ -51,7 +70,7 @@ check "logging with a missing DB: exit 0" "[ \$? -eq 0 ]"
 check "logging with a missing DB: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/log.out'"
 check "the missing DB is warned about exactly once" \
   "[ \$(grep -c '^gemmtune: tuned DB skipped: $tmp/missing.csv' '$tmp/log.err') -eq 1 ]"
-check "every call is counted in the exit table" "grep -q '^gemmtune: total: 12 calls, 0 served' '$tmp/log.err'"
+check "every call is counted in the exit table" "grep -q '^gemmtune: total: $ncalls calls, 0 served' '$tmp/log.err'"
 # The stand-in's cublasLtMatmul gets a stream value no CUDA runtime knows: the shim must read the
 # (unreadable) descriptor first and pass the call through without ever handing that stream to CUDA
 # (with a GPU present, doing so crashes the process).
@@ -86,18 +105,20 @@ GEMMTUNE_CAPTURE="$tmp/shapes.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/cap.o
 check "capture: exit 0" "[ \$? -eq 0 ]"
 check "capture: arguments forwarded unchanged" "cmp -s '$tmp/plain.out' '$tmp/cap.out'"
 check "capture: shapes file starts with the header" \
-  "head -n 1 '$tmp/shapes.csv' | grep -q '^calls,time_us,share,entry,workspace,op,a_type,'"
+  "grep -v '^#' '$tmp/shapes.csv' | head -n 1 | grep -q '^calls,time_us,share,entry,workspace,not_tunable,op,a_type,'"
 
 # GEMMTUNE_STATS: the exact header, every call in some row, only the five decisions, the
-# descriptor-less cuBLASLt calls as one pass row without a key. "%p" becomes the process id.
+# descriptor-less cuBLASLt calls as one pass row without a key. "%p" becomes the process id. With
+# the test device, so the readable cuBLASLt calls are keyed with or without a GPU.
+export GEMMTUNE_TEST_DEVICE=sm_90:132
 GEMMTUNE_STATS="$tmp/stats.%p.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/stats.out" 2>"$tmp/stats.err"
 check "stats: exit 0, arguments forwarded unchanged" "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/stats.out'"
 stats=$(ls "$tmp"/stats.[0-9]*.csv 2>/dev/null | head -n 1)
 check "stats: one file, named with the process id" "[ -n '$stats' ] && [ \$(ls '$tmp'/stats.*.csv | wc -l) -eq 1 ]"
 want_stats="calls,hits,decision,provider,instance,entry,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
 check "stats: header is exact" "[ \"\$(head -n 1 '$stats')\" = '$want_stats' ]"
-check "stats: every call is in a row (12)" \
-  "awk -F, 'NR > 1 { c += \$1 } END { exit c != 12 }' '$stats'"
+check "stats: every call is in a row, a grouped call's once per group ($ncalls + 2)" \
+  "awk -F, 'NR > 1 { c += \$1 } END { exit c != $ncalls + 2 }' '$stats'"
 check "stats: decisions are hit/miss/pass/notused/deferred, no hits" \
   "awk -F, 'NR > 1 && (\$3 !~ /^(hit|miss|pass|notused|deferred)\$/ || \$2 != 0) { bad = 1 } END { exit bad }' '$stats'"
 check "stats: 29 columns in every row" "awk -F, 'NF != 29 { bad = 1 } END { exit bad }' '$stats'"
@@ -107,8 +128,88 @@ check "stats: the cuBLASLt calls are one keyless pass row" \
 for _ in 1 2; do
   GEMMTUNE_STATS="$tmp/shared_stats.csv" LD_PRELOAD="$SHIM" "$tmp/client" >/dev/null 2>>"$tmp/shared.err"
 done
-check "stats: two processes sharing a path add up (24 calls, same rows)" \
-  "awk -F, 'NR > 1 { c += \$1; n++ } END { exit c != 24 || n != $(($(wc -l <"${stats:-/dev/null}") - 1)) }' '$tmp/shared_stats.csv'"
+check "stats: two processes sharing a path add up ($((2 * (ncalls + 2))) calls, same rows)" \
+  "awk -F, 'NR > 1 { c += \$1; n++ } END { exit c != $((2 * (ncalls + 2))) || n != $(($(wc -l <"${stats:-/dev/null}") - 1)) }' '$tmp/shared_stats.csv'"
+check "stats: a key that cannot be tuned is a pass row with its key (pointer-array batch)" \
+  "grep -Eq '^2,0,pass,-,-,cublasGemmBatchedEx,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,256,32,512,' '$stats'"
+check "stats: tunable keys are decided, never deferred (the stand-in's stream counts as capturing)" \
+  "grep -q ',miss,-,-,cublasSgemmStridedBatched,' '$stats' && ! grep -q ',deferred,' '$stats'"
+
+# Capture with the test device: every key, tunable or marked with its reason.
+GEMMTUNE_CAPTURE="$tmp/keys.csv" GEMMTUNE_LOG=1 LD_PRELOAD="$SHIM" "$tmp/client" \
+  >"$tmp/keys.out" 2>"$tmp/keys.err"
+check "capture (test device): exit 0, arguments forwarded unchanged" \
+  "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/keys.out'"
+rows=$(grep -v '^#' "$tmp/keys.csv" 2>/dev/null | tail -n +2)
+row() { grep -E "^$1" <<<"$rows" >/dev/null; } # calls,time,share,entry,workspace,not_tunable,KEY...
+T=0,[0-9.]+,[0-9.]+ # calls (given), time and share
+DEV='[^,]+,[^,]+'   # arch and sm_count: sm_90,132 from the test device, or this host's GPU
+check "19 keys captured (11 tunable, 8 not tunable)" \
+  "[ \$(wc -l <<<\"\$rows\") -eq 19 ] && [ \$(grep -c ',gemmex,0,-,\|,ltmatmul,[0-9]*,-,' <<<\"\$rows\") -eq 11 ]"
+check "the _64 twin is the same key as cublasGemmEx (4 calls, tunable)" \
+  "row '4,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,0,0,0,none,1,$DEV'"
+check "cublasSgemmStridedBatched is a tunable strided key" \
+  "row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,f32,f32,f32,f32,f32,f32,N,N,64,32,16,64,16,64,4,1024,512,2048,none,1,$DEV'"
+check "cublasHgemmStridedBatched is a tunable strided key (f16 compute)" \
+  "row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,f16,f16,f16,f16,f16,f16,T,N,96,48,64,64,64,96,5,6144,3072,4608,none,1,$DEV'"
+check "their _64 twins are tunable keys too" \
+  "row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,f32,f32,f32,f32,f32,f32,N,N,80,40,20,' && row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,f16,f16,f16,f16,f16,f16,T,N,112,56,64,'"
+check "cublasGemmStridedBatchedEx_64 and cublasHgemm_64 are tunable keys" \
+  "row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,512,8,256,256,256,512,6,131072,2048,4096,' && row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,f16,f16,f16,f16,f16,f16,N,T,128,64,32,'"
+check "a readable cuBLASLt call is a tunable key with its workspace" \
+  "row '2,[0-9.]+,[0-9.]+,ltmatmul,1048576,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,1024,32,1024,1024,1024,1024,1,'"
+check "cublasGemmBatchedEx: marked pointer-array batch, strides as if packed" \
+  "row '2,[0-9.]+,[0-9.]+,gemmex,0,pointer-array batch \\(cublasGemmBatchedEx\\)[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,256,32,512,512,512,256,4,131072,16384,8192,none,1,'"
+check "cublasGemmBatchedEx_64: marked too" "row '2,[0-9.]+,[0-9.]+,gemmex,0,pointer-array batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,320,24,640,'"
+check "cublasGemmGroupedBatchedEx: one marked row per group, with its own beta" \
+  "row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,64,8,128,64,128,64,3,[0-9]+,[0-9]+,[0-9]+,none,1,' && row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,128,16,256,256,256,128,2,[0-9]+,[0-9]+,[0-9]+,none,0,'"
+check "cublasGemmGroupedBatchedEx_64: its group marked" "row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,48,4,96,'"
+check "the fp8 cuBLASLt call: marked FP8 scaling, keyed with its fp8 types" \
+  "row '2,[0-9.]+,[0-9.]+,ltmatmul,1048576,FP8/block scaling or amax pointers are set,gemm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,256,16,512,'"
+check "an explicit algorithm: marked" "row '2,[0-9.]+,[0-9.]+,gemmex,0,non-default algo 5,gemm,f32,'"
+check "a _64 call beyond an int: marked, keyed with its size" "row '2,[0-9.]+,[0-9.]+,gemmex,0,64-bit sizes beyond int[^,]*,gemm,f32,f32,f32,f32,f32,f32,N,N,3000000000,2,2,'"
+check "capture log: tunable keys decided (miss), none left waiting under the simulated capture" \
+  "grep -q '^gemmtune: miss cublasHgemmStridedBatched ' '$tmp/keys.err' && ! grep -q '^gemmtune: wait ' '$tmp/keys.err'"
+check "capture log: a marked key is said once, as a pass with its reason" \
+  "[ \$(grep -c '^gemmtune: pass cublasGemmBatchedEx: pointer-array batch' '$tmp/keys.err') -eq 1 ]"
+check "exit table: marked keys are 'untunable' rows with their reason" \
+  "grep -Eq '^gemmtune: +[0-9]+ +2 +0  untunable cublasGemmGroupedBatchedEx .*: grouped batch' '$tmp/keys.err'"
+check "exit table: every call counted" "grep -q '^gemmtune: total: $ncalls calls, 0 served' '$tmp/keys.err'"
+"$GEMMTUNE" shapes --cpu "$tmp/keys.csv" >"$tmp/keys.shapes" 2>&1
+check "gemmtune shapes reads the capture and lists the 8 marked rows" \
+  "grep -q '8 of 19 rows are not tunable' '$tmp/keys.shapes'"
+
+# A row for the cublasGemmEx key whose provider cannot run on a GPU: decided (not used, said
+# always) although every call of the stand-in counts as made under capture.
+dev=$(grep -E ',gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,' <<<"$rows" | awk -F, '{ print $(NF-1) "," $NF }')
+{
+  echo '#gemmtune-db 1'
+  echo 'op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline'
+  echo "gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,0,0,0,none,1,$dev,cpu,-,cpu_naive_bf16,1,2,2,0,0.01,cold,5,1,0,0,0,cpu_naive_bf16"
+} >"$tmp/host.db"
+GEMMTUNE_DB="$tmp/host.db" GEMMTUNE_STATS="$tmp/host_stats.csv" LD_PRELOAD="$SHIM" "$tmp/client" \
+  >"$tmp/host.out" 2>"$tmp/host.err"
+check "a DB row of a host provider: exit 0, arguments forwarded unchanged" \
+  "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/host.out'"
+check "the row is decided and reported not used, once" \
+  "[ \$(grep -c '^gemmtune: not used cublasGemmEx .*runs on the host' '$tmp/host.err') -eq 1 ]"
+check "stats: its 4 calls (the _64 twin's included) are notused" \
+  "grep -q '^4,0,notused,cpu,cpu_naive_bf16,cublasGemmEx,' '$tmp/host_stats.csv'"
+unset GEMMTUNE_TEST_DEVICE
+
+# An entry point the application's cuBLAS lacks: the process finds the shim's through dlsym (as a
+# framework probing for a feature would), its call fails with one message, the rest runs on.
+LD_LIBRARY_PATH="$tmp/old" GT_CLIENT_DLSYM=1 "$tmp/client" >"$tmp/old_plain.out" 2>&1
+check "an older cuBLAS: without the shim the new entry points are absent" \
+  "[ \$? -eq 0 ] && [ \$(grep -c ': absent$' '$tmp/old_plain.out') -eq 3 ]"
+LD_LIBRARY_PATH="$tmp/old" GT_CLIENT_DLSYM=1 GEMMTUNE_LOG=1 LD_PRELOAD="$SHIM" "$tmp/client" \
+  >"$tmp/old_shim.out" 2>"$tmp/old_shim.err"
+check "an older cuBLAS under the shim: the host runs to its end (exit 0)" \
+  "[ \$? -eq 0 ] && grep -q '^rc=0$' '$tmp/old_shim.out' && grep -q '^real cublasGemmEx ' '$tmp/old_shim.out'"
+check "the missing entry points' calls fail (status 1), nothing crashes" \
+  "[ \$(grep -c ': found, rc=1$' '$tmp/old_shim.out') -eq 3 ]"
+check "one message says which real function is missing" \
+  "[ \$(grep -c 'cannot find the real cublasGemmGroupedBatchedEx' '$tmp/old_shim.err') -eq 1 ] && [ \$(grep -c 'cannot find the real' '$tmp/old_shim.err') -eq 1 ]"
 
 echo "$pass passed, $failed failed"
 if [ "$failed" -ne 0 ]; then

@@ -22,9 +22,11 @@ lose() { "$GT" tune --cpu --rounds 5 --min-improvement 100000 "$TMP/shapes.csv" 
 # ---- the row's choice races again and loses: retired -----------------------------------------
 expect_exit 0 "a re-tune that no candidate wins: exit 0" lose "$db"
 expect_grep "the outcome is 'retired'" ' retired +-'
-expect_grep "the shape's note says why" "retired: the baseline is now within [0-9.]+% of cpu/$inst \\(a row needs 100000\\.0%; recorded [0-9.]+x\\); its row is removed from the DB"
+# Raced again, the choice either reaches the re-time (the note gives its margin) or, on a loaded
+# machine, is cut by the prune pass (the note says it lost the quick pass): both retire it.
+expect_grep "the shape's note says why" "retired: (the baseline is now within [0-9.]+% of cpu/$inst \\(a row needs 100000\\.0%; recorded [0-9.]+x\\)|cpu/$inst lost the quick pass .*); its row is removed from the DB"
 expect_grep "the summary counts it" 'Summary: 1 shapes tuned .*1 unchanged, 0 failed, 1 rows retired'
-expect_grep "and lists it by key" "^  retired: op=gemm,.*,m=256,n=16,k=256,.*: the baseline is now within"
+expect_grep "and lists it by key" "^  retired: op=gemm,.*,m=256,n=16,k=256,.*: (the baseline is now within|cpu/$inst lost the quick pass)"
 grep -q '^gemm,' "$db" && bad "the row is still in the DB" "$(cat "$db")" || ok "the row is gone from the DB"
 [ "$(head -1 "$db")" = '#gemmtune-db 2' ] && ok "the DB is still a valid file" || bad "DB" "$(cat "$db")"
 [ -z "$(ls "$TMP" | grep -E 'journal|\.tmp')" ] && ok "no journal or temp file left" || bad "leftovers" "$(ls "$TMP")"
@@ -35,7 +37,7 @@ expect_grep "explain reads it" '^MISS '
 # ---- csv output: the outcome column --------------------------------------------------------------
 cp "$TMP/orig.csv" "$TMP/csv.db"
 expect_exit 0 "retire with --format csv" lose "$TMP/csv.db" --format csv
-expect_grep "outcome column" '^1,t/a,.*,retired,-,retired: the baseline is now within'
+expect_grep "outcome column" "^1,t/a,.*,retired,-,retired: (the baseline is now within|cpu/$inst lost the quick pass)"
 
 # ---- a choice the race did not reach stays ---------------------------------------------------
 awk -F, -v OFS=, '/^gemm,/ { $26 = "cpu_not_enumerated_bf16" } { print }' "$TMP/orig.csv" >"$TMP/unraced.csv"

@@ -4,7 +4,7 @@
  *
  *   gt_fixture_db SHAPES.csv OUT.csv [--bad-lib-m M] [--prefer PREFIX]
  *
- * For each shape: the first active, non-baseline candidate of the cublaslt provider (then the
+ * For each shape capture did not mark not_tunable: the first active, non-baseline candidate of the cublaslt provider (then the
  * kernels provider); with --prefer, an active own-kernel instance whose name starts with PREFIX
  * first (e.g. gt_sm90_wg_, to put one family through the live path). Times are placeholders (time 1 us, baseline 2 us, timing "fixture") and say
  * nothing about speed. --bad-lib-m M gives rows with m == M a library dependency no process has
@@ -101,6 +101,10 @@ int main(int argc, char **argv) {
     const gt_problem_t *p = &shapes.v[i].p;
     char key[1024], why[512];
     gt_problem_format_key(p, key, sizeof key);
+    if (shapes.v[i].not_tunable[0]) { /* capture marked it: no row may serve it */
+      printf("skip %s: not tunable: %s\n", key, shapes.v[i].not_tunable);
+      continue;
+    }
     gt_candidate_t cand;
     const gt_provider_t *prov = NULL;
     if (!pick(p, prefer, &cand, &prov, why, sizeof why)) {

@@ -1,7 +1,8 @@
 /* libgemmtune's dispatch API on a GPU: a miss runs cuBLAS's default and says why (nearest row,
  * differing fields), a hit runs the row's candidate, both compute the right answer, bad DB paths
- * are reported without losing the good ones, and graph capture works once a key has been seen
- * (also on a stream first used under capture).
+ * are reported without losing the good ones, and graph capture works, for keys seen before (also
+ * on a stream first used under capture) and for keys whose first call is made during the capture
+ * (the default path, and a row's candidate, which the graph then runs).
  * Exits 77 without a GPU. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -192,8 +193,9 @@ static void test_hit_runs_the_rows_candidate(void **st) {
   assert_string_equal(d.instance, inst);
 }
 
-/* After a key has been seen, gt_gemm may be captured into a graph; a new key under capture is
- * refused rather than allocating inside the capture. */
+/* gt_gemm may be captured into a graph, a key seen before as well as a new one: the new key's
+ * default path is prepared during the capture (this thread has its cuBLAS handle: no allocation,
+ * nothing enqueued but the GEMM) and the replay computes both. */
 static void test_graph_capture(void **st) {
   (void)st;
   cudaStream_t s;
@@ -212,7 +214,7 @@ static void test_graph_capture(void **st) {
   gt_status_t unseen = gt_gemm(F.ctx, &fresh, &a, s);
   assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
   assert_int_equal(seen, GT_OK);
-  assert_int_equal(unseen, GT_ERR_UNSUPPORTED);
+  if (unseen != GT_OK) fail_msg("a new key under capture: %s", gt_err_msg());
   assert_int_equal(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
   assert_int_equal(cudaGraphLaunch(ge, s), cudaSuccess);
   assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
@@ -261,6 +263,52 @@ static void test_graph_capture_on_a_new_stream(void **st) {
   cudaStreamDestroy(s);
 }
 
+/* A key whose first call is made during a capture, with a DB row: the row's candidate is
+ * prepared during the capture (cuBLASLt: host work, this thread has its handle), the capture stays
+ * valid, the decision is a hit, and the replay computes the right answer. */
+static void test_first_call_under_capture_hits(void **st) {
+  (void)st;
+  enum { T = 4 };
+  gt_problem_t key = linear_problem(T);
+  key.beta_zero = true;
+  char inst[GT_NAME_MAX];
+  const char *path = gt_test_path(F.dir, "capture_first.csv");
+  write_db(path, &key, inst, sizeof inst);
+  assert_int_equal(gt_ctx_load_db(F.ctx, path), GT_OK);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  float one = 1.0f, zero = 0.0f;
+  gt_problem_t p = linear_problem(T);
+  gt_gemm_args_t a = {.A = F.A, .B = F.B, .D = F.D, .alpha = &one, .beta = &zero};
+  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  gt_err_clear();
+  gt_status_t r = gt_gemm(F.ctx, &p, &a, s);
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  assert_int_equal(cudaStreamIsCapturing(s, &cs), cudaSuccess);
+  assert_int_equal(cs, cudaStreamCaptureStatusActive);
+  assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+  if (r != GT_OK) fail_msg("first gt_gemm of a key under capture: %s", gt_err_msg());
+  gt_decision_t d;
+  assert_int_equal(gt_last_decision(F.ctx, &d), GT_OK);
+  if (!d.hit) fail_msg("expected a hit in the graph, got: %s %s: %s", d.provider, d.instance,
+                       d.reason);
+  assert_string_equal(d.instance, inst);
+  assert_int_equal(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+  assert_int_equal(cudaGraphLaunch(ge, s), cudaSuccess);
+  assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+  uint16_t y[TOKENS * OUT];
+  assert_int_equal(cudaMemcpy(y, F.D, sizeof y, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int i = 0; i < T * OUT; i++)
+    if (!(fabsf(gt_bf16_to_f32(y[i]) - F.ref[i]) <= fabsf(F.ref[i]) / 128.0f + 1e-3f))
+      fail_msg("graph replay: y[%d] = %g, reference %g", i, gt_bf16_to_f32(y[i]), F.ref[i]);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_device_is_an_error),
@@ -270,6 +318,7 @@ int main(void) {
       cmocka_unit_test(test_hit_runs_the_rows_candidate),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_graph_capture_on_a_new_stream),
+      cmocka_unit_test(test_first_call_under_capture_hits),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -240,6 +240,17 @@ static gt_status_t cublas_run(void *state, const gt_operands_t *ops, void *strea
 
 static void cublas_release(void *state) { free(state); }
 
+/* prepare is host work once this thread has its cuBLAS handle for the current device; creating
+ * one (cublasCreate) allocates device memory, which must not happen inside a capture. */
+static bool cublas_capture_safe(void) {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return dev >= 0 && dev < GT_CUBLAS_MAX_DEVICES && t_handles[dev] != NULL;
+}
+
 /* cublasGemmEx with its default algorithm is what frameworks call: today's path for GemmEx calls,
  * and for CUDA shapes without an epilogue that do not say where they came from (cublasGemmEx has
  * no epilogue, so a biased key is some other entry point's). */
@@ -263,4 +274,5 @@ const gt_provider_t gt_provider_cublas = {
     .row_kernels = gt_cublas_row_kernels,
     .owns_kernel = gt_cublas_owns_kernel,
     .same_kernel = gt_cublas_same_kernel,
+    .capture_safe = cublas_capture_safe,
 };

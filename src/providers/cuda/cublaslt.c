@@ -861,6 +861,19 @@ static gt_status_t lt_run(void *state, const gt_operands_t *ops, void *stream) {
   return GT_OK;
 }
 
+/* from_name and prepare build descriptors and layouts, check a configuration (AlgoCheck) or ask
+ * the heuristic: host work that frameworks do on every cuBLASLt call inside captured graphs. Not
+ * so the handle's creation (cublasLtCreate), which nothing documents as capture-safe: only a
+ * thread that already has its handle for the current device may prepare under capture. */
+static bool lt_capture_safe(void) {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return dev >= 0 && dev < GT_LT_MAX_DEVICES && t_handles[dev] != NULL;
+}
+
 static void lt_release(void *state) {
   lt_state_t *s = state;
   if (!s) return;
@@ -884,4 +897,5 @@ const gt_provider_t gt_provider_cublaslt = {
     .row_kernels = gt_cublas_row_kernels,
     .owns_kernel = gt_cublas_owns_kernel,
     .same_kernel = gt_cublas_same_kernel,
+    .capture_safe = lt_capture_safe,
 };

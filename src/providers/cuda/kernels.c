@@ -712,6 +712,14 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
 
 static void kernels_release(void *state) { free(state); }
 
+/* from_name and prepare read device attributes (cached), the kernel's attributes and opt it into
+ * more shared memory (cudaFuncGetAttributes, cudaFuncSetAttribute: function state, no stream
+ * operation, what attention libraries do on every call inside captured graphs) and allocate host
+ * memory. The one cost is loading the kernel's module the first time (lazy loading), as the first
+ * launch of any kernel inside a capture does; the runtime prepares its rows outside capture
+ * whenever the process makes a call there first. */
+static bool kernels_capture_safe(void) { return true; }
+
 const gt_provider_t gt_provider_kernels = {
     .api_version = GT_PROVIDER_API_VERSION,
     .name = "kernels",
@@ -728,4 +736,5 @@ const gt_provider_t gt_provider_kernels = {
     .release = kernels_release,
     .row_kernels = gt_own_row_kernels,
     .owns_kernel = gt_own_owns_kernel,
+    .capture_safe = kernels_capture_safe,
 };
