@@ -2,7 +2,7 @@
 # One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
-#   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] ...
+#   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +52,9 @@ for s in "${stages[@]}"; do
       run_stage build ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)}" || break ;;
     tests)
       TAIL=60 run_stage tests ${T_TESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 600" ;;
+    gtests)
+      # Only the tests that need the GPU (the CPU ones run in CI).
+      TAIL=80 run_stage gtests ${T_GTESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 200 -R '^gpu_|cli_test_preload|_gpu\$'" ;;
     ktests)
       TAIL=60 run_stage ktests ${T_KTESTS:-180} bash -c "cd '$build' && ctest --output-on-failure -R 'gpu_test_kernels|test_kernel_names' --timeout 150" ;;
     kernels_bias)
