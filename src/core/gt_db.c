@@ -34,25 +34,40 @@ const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT] = {
     {"splitk_searched", GT_DB_COL_BOOL, ROW_MEMBER(splitk_searched)},
     {"throttled", GT_DB_COL_BOOL, ROW_MEMBER(throttled)},
     {"baseline", GT_DB_COL_STR, ROW_MEMBER(baseline)},
+    /* Added after the first files were written: a file with the header up to 'baseline' still
+     * reads (gt_db_header_v1), its floors unknown. New columns go at the end, with a header of
+     * their own for the files that lack them. */
+    {"floor_us", GT_DB_COL_TIME, ROW_MEMBER(floor_us)},
+    {"floor_bound", GT_DB_COL_BOUND, ROW_MEMBER(floor_bound)},
+    {"floor_pct", GT_DB_COL_DBL, ROW_MEMBER(floor_pct)},
 };
 
 const char *gt_db_col_name(int c) {
   return c < GT_KEY_NFIELDS ? gt_key_field_names[c] : gt_db_result_cols[c - GT_KEY_NFIELDS].name;
 }
 
-static char g_header[2048];
+static char g_header[2048], g_header_v1[2048];
 static pthread_once_t g_header_once = PTHREAD_ONCE_INIT;
 
-static void header_build(void) {
+static void header_join(char *out, size_t cap, int ncols) {
   size_t len = 0;
-  for (int c = 0; c < GT_DB_NCOLS; c++)
-    len += (size_t)snprintf(g_header + len, sizeof g_header - len, "%s%s", c ? "," : "",
-                            gt_db_col_name(c));
+  for (int c = 0; c < ncols; c++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%s", c ? "," : "", gt_db_col_name(c));
+}
+
+static void header_build(void) {
+  header_join(g_header, sizeof g_header, GT_DB_NCOLS);
+  header_join(g_header_v1, sizeof g_header_v1, GT_DB_NCOLS_V1);
 }
 
 const char *gt_db_header(void) {
   pthread_once(&g_header_once, header_build);
   return g_header;
+}
+
+const char *gt_db_header_v1(void) {
+  pthread_once(&g_header_once, header_build);
+  return g_header_v1;
 }
 
 /* ---- init / free / copy ------------------------------------------------------------------- */

@@ -24,6 +24,7 @@
 
 #include "gt_fileio.h" /* gt_file_write_atomic, which gt_db_write uses */
 #include "gt_problem.h"
+#include "gt_roofline.h"
 #include "gt_status.h"
 
 #ifdef __cplusplus
@@ -31,8 +32,11 @@ extern "C" {
 #endif
 
 #define GT_DB_FORMAT_LINE "#gemmtune-db 1"
-/* Columns per row: the key fields, then the 15 result columns. */
-#define GT_DB_NCOLS (GT_KEY_NFIELDS + 15)
+/* Columns per row: the key fields, then the 18 result columns. */
+#define GT_DB_NCOLS (GT_KEY_NFIELDS + 18)
+/* Files written before rows recorded their roofline floor have the first 15 result columns (the
+ * header ends at 'baseline'): they read, with the floor unknown, and are written back whole. */
+#define GT_DB_NCOLS_V1 (GT_KEY_NFIELDS + 15)
 
 typedef struct gt_db_row {
   gt_problem_t key;
@@ -51,6 +55,10 @@ typedef struct gt_db_row {
   bool splitk_searched;
   bool throttled;      /* a round saw thermal/power clock events */
   char baseline[192];  /* baseline's instance name */
+  double floor_us;     /* the key's roofline floor on the device it was tuned on (0 unknown:
+                          a row of an older file, or no roof known) */
+  gt_bound_t floor_bound; /* what sets it: "bandwidth" / "compute" ("-" when unknown) */
+  double floor_pct;    /* the winner's share of it, 100 * floor_us / time_us (0 unknown) */
 } gt_db_row_t;
 
 typedef struct gt_db_validator {
@@ -90,7 +98,8 @@ const char *gt_db_header(void);
  * freed DB). On error db is left empty and the message names path:line and the field
  * (GT_ERR_DATA); a file that cannot be opened or read is GT_ERR_IO naming the path. A file whose
  * last line lacks its newline is rejected as truncated. A row whose time is not below its
- * baseline is malformed. CRLF line endings are accepted. */
+ * baseline is malformed. CRLF line endings are accepted. A file with the older header (without
+ * the floor columns, GT_DB_NCOLS_V1) reads too, its rows' floors unknown. */
 gt_status_t gt_db_read(const char *path, gt_db_t *db);
 /* Parse NUL-terminated text (name used in messages and stored as db->path). Same rules. */
 gt_status_t gt_db_parse(const char *name, const char *text, gt_db_t *db);
@@ -100,7 +109,9 @@ gt_status_t gt_db_parse_buf(const char *name, const char *text, size_t len, gt_d
 /* Check one row as the reader and writer do: key valid (gt_problem_validate), string fields
  * non-empty, fitting and free of ',', '"', CR and LF, times finite and > 0, time_us below
  * baseline_us, speedup matching baseline_us / time_us (1e-4 relative), 0 <= error <= error_bound,
- * rounds >= 1, spread_pct >= 0, sm_clock_mhz >= 0. GT_ERR_DATA naming the field otherwise. */
+ * rounds >= 1, spread_pct >= 0, sm_clock_mhz >= 0, and the floor either unknown (floor_us 0,
+ * bound NONE, floor_pct 0) or known (floor_us > 0, a bound, floor_pct matching 100 * floor_us /
+ * time_us). GT_ERR_DATA naming the field otherwise. */
 gt_status_t gt_db_row_check(const gt_db_row_t *row);
 
 /* Write atomically (gt_file_write_atomic). Rows are sorted by key text for stable diffs.

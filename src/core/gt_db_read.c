@@ -58,6 +58,27 @@ static gt_status_t cell_check(const char *field, const char *v) {
   return GT_OK;
 }
 
+/* The floor columns: all unknown, or a floor, its bound and the winner's share of it. */
+static gt_status_t floor_check(const gt_db_row_t *r) {
+  if (!(r->floor_us >= 0))
+    return gt_err_set(GT_ERR_DATA, "field 'floor_us': must be >= 0 (got %.9g)", r->floor_us);
+  if (r->floor_us == 0) {
+    if (r->floor_bound != GT_BOUND_NONE || r->floor_pct != 0)
+      return gt_err_set(GT_ERR_DATA, "field 'floor_bound': '%s' (floor_pct %.6g) without a "
+                        "floor (floor_us 0 means unknown: '-' and 0)",
+                        gt_bound_name(r->floor_bound), r->floor_pct);
+    return GT_OK;
+  }
+  if (r->floor_bound == GT_BOUND_NONE)
+    return gt_err_set(GT_ERR_DATA, "field 'floor_bound': '-' with floor_us %.9g (expected "
+                      "bandwidth or compute)", r->floor_us);
+  double want = 100 * r->floor_us / r->time_us;
+  if (!(fabs(r->floor_pct - want) <= GT_DB_SPEEDUP_RTOL * want))
+    return gt_err_set(GT_ERR_DATA, "field 'floor_pct': %.6g does not match 100 * floor_us / "
+                      "time_us = %.6g", r->floor_pct, want);
+  return GT_OK;
+}
+
 gt_status_t gt_db_row_check(const gt_db_row_t *r) {
   gt_status_t s = gt_problem_validate(&r->key);
   if (s != GT_OK) return gt_db_err_restatus(GT_ERR_DATA);
@@ -83,6 +104,11 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
         break;
       case GT_DB_COL_INT:
       case GT_DB_COL_BOOL:
+        break;
+      case GT_DB_COL_BOUND:
+        if ((unsigned)*(const gt_bound_t *)p > GT_BOUND_COMPUTE)
+          return gt_err_set(GT_ERR_DATA, "field '%s': not a bound (%d)", name,
+                            (int)*(const gt_bound_t *)p);
         break;
     }
   }
@@ -113,7 +139,7 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
     return gt_err_set(GT_ERR_DATA, "field 'spread_pct': must be >= 0 (got %.6g)", r->spread_pct);
   if (r->sm_clock_mhz < 0)
     return gt_err_set(GT_ERR_DATA, "field 'sm_clock_mhz': must be >= 0 (got %d)", r->sm_clock_mhz);
-  return GT_OK;
+  return floor_check(r);
 }
 
 /* ---- reader ------------------------------------------------------------------------------- */
@@ -138,30 +164,31 @@ static gt_status_t parse_int(const char *field, const char *v, int *out) {
   return GT_OK;
 }
 
-/* Split a data row into exactly GT_DB_NCOLS cells, each one the reader accepts (line is modified
- * in place). The writer never quotes a cell, so a quoted one is refused like any cell holding a
- * '"': it was edited by hand or written by another tool, and the shim must not guess. */
-static gt_status_t split_row(char *line, char *cell[GT_DB_NCOLS]) {
+/* Split a data row into exactly ncols cells (the file's header says how many), each one the
+ * reader accepts (line is modified in place). The writer never quotes a cell, so a quoted one is
+ * refused like any cell holding a '"': it was edited by hand or written by another tool, and the
+ * shim must not guess. */
+static gt_status_t split_row(char *line, char *cell[GT_DB_NCOLS], int ncols) {
   bool quoted[GT_DB_NCOLS];
   int nc;
-  if (gt_csv_split(line, cell, quoted, GT_DB_NCOLS, &nc, 0) != GT_OK) {
+  if (gt_csv_split(line, cell, quoted, ncols, &nc, 0) != GT_OK) {
     char why[256];
     snprintf(why, sizeof why, "%s", gt_err_msg());
-    if (nc >= GT_DB_NCOLS)
-      return gt_err_set(GT_ERR_DATA, "extra columns after '%s' (%s)",
-                        gt_db_col_name(GT_DB_NCOLS - 1), why);
+    if (nc >= ncols)
+      return gt_err_set(GT_ERR_DATA, "extra columns after '%s' (%s)", gt_db_col_name(ncols - 1),
+                        why);
     return gt_err_set(GT_ERR_DATA, "field '%s': contains a double quote (%s)", gt_db_col_name(nc),
                       why);
   }
-  if (nc != GT_DB_NCOLS) {
-    if (nc < GT_DB_NCOLS)
-      return gt_err_set(GT_ERR_DATA, "%d columns, expected %d (missing '%s' onward)", nc,
-                        GT_DB_NCOLS, gt_db_col_name(nc));
+  if (nc != ncols) {
+    if (nc < ncols)
+      return gt_err_set(GT_ERR_DATA, "%d columns, expected %d (missing '%s' onward)", nc, ncols,
+                        gt_db_col_name(nc));
     return gt_err_set(GT_ERR_DATA, "%d columns, expected %d (extra columns after '%s')", nc,
-                      GT_DB_NCOLS, gt_db_col_name(GT_DB_NCOLS - 1));
+                      ncols, gt_db_col_name(ncols - 1));
   }
   gt_status_t s;
-  for (int c = 0; c < GT_DB_NCOLS; c++) {
+  for (int c = 0; c < ncols; c++) {
     if (quoted[c])
       return gt_err_set(GT_ERR_DATA, "field '%s': contains a double quote in '\"%.80s\"'",
                         gt_db_col_name(c), cell[c]);
@@ -187,10 +214,11 @@ static gt_status_t parse_key_cells(char *const cell[GT_DB_NCOLS], gt_problem_t *
   return GT_OK;
 }
 
-/* The result cells after the key, walked through the column table. */
-static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], gt_db_row_t *r) {
+/* The result cells after the key (ncols - GT_KEY_NFIELDS of them: an older file has fewer, and
+ * its rows keep the zero defaults, an unknown floor), walked through the column table. */
+static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], int ncols, gt_db_row_t *r) {
   gt_status_t s;
-  for (int c = 0; c < GT_DB_NRESULT; c++) {
+  for (int c = 0; c < ncols - GT_KEY_NFIELDS; c++) {
     const gt_db_col_t *col = &gt_db_result_cols[c];
     const char *name = col->name, *v = cell[GT_KEY_NFIELDS + c];
     void *p = (char *)r + col->off;
@@ -213,20 +241,25 @@ static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], gt_db_row_t
           return gt_err_set(GT_ERR_DATA, "field '%s': expected 0 or 1, got '%.80s'", name, v);
         *(bool *)p = v[0] == '1';
         break;
+      case GT_DB_COL_BOUND:
+        if (!gt_bound_parse(v, p))
+          return gt_err_set(GT_ERR_DATA, "field '%s': expected bandwidth, compute or -, got "
+                            "'%.80s'", name, v);
+        break;
     }
   }
   return GT_OK;
 }
 
-/* Parse one data row (line is modified in place). */
-static gt_status_t parse_row(char *line, gt_db_row_t *r) {
+/* Parse one data row of a file with ncols columns (line is modified in place). */
+static gt_status_t parse_row(char *line, int ncols, gt_db_row_t *r) {
   char *cell[GT_DB_NCOLS];
-  gt_status_t s = split_row(line, cell);
+  gt_status_t s = split_row(line, cell, ncols);
   if (s != GT_OK) return s;
   memset(r, 0, sizeof *r);
   gt_problem_init(&r->key);
   if ((s = parse_key_cells(cell, &r->key)) != GT_OK) return s;
-  if ((s = parse_result_cells(cell, r)) != GT_OK) return s;
+  if ((s = parse_result_cells(cell, ncols, r)) != GT_OK) return s;
   return gt_db_row_check(r);
 }
 
@@ -280,6 +313,7 @@ typedef struct reader {
   const char *name;
   gt_db_t *db;
   enum { WANT_FORMAT, WANT_HEADER, ROWS } state;
+  int ncols; /* columns per row, from the header: GT_DB_NCOLS, or GT_DB_NCOLS_V1 (older file) */
   int ln;
   int *row_line; /* source line of each row, for duplicate messages */
   size_t row_line_cap;
@@ -317,7 +351,8 @@ static gt_status_t read_validator_line(reader_t *rd, char *line) {
 /* A line between the format line and the first row: a validator or the header. */
 static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (line[0] == '#') return read_validator_line(rd, line);
-  if (strcmp(line, gt_db_header()) == 0) {
+  if (strcmp(line, gt_db_header()) == 0 || strcmp(line, gt_db_header_v1()) == 0) {
+    rd->ncols = strcmp(line, gt_db_header()) == 0 ? GT_DB_NCOLS : GT_DB_NCOLS_V1;
     rd->state = ROWS;
     return GT_OK;
   }
@@ -338,7 +373,8 @@ static gt_status_t read_row_line(reader_t *rd, char *line) {
                       rd->name, rd->ln);
   gt_db_row_t r;
   gt_status_t s;
-  if (parse_row(line, &r) != GT_OK) return gt_db_err_prefix(GT_ERR_DATA, "%s:%d: ", rd->name, rd->ln);
+  if (parse_row(line, rd->ncols, &r) != GT_OK)
+    return gt_db_err_prefix(GT_ERR_DATA, "%s:%d: ", rd->name, rd->ln);
   if ((s = gt_db_index_ready(rd->db)) != GT_OK) return s;
   uint64_t h = gt_problem_hash(&r.key);
   long dup = gt_db_index_find(rd->db, &r.key, h);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_roofline.h"
+
 /* One launcher's variables: rank, world size, local rank (NULL: none). */
 typedef struct launcher {
   const char *source, *rank, *size, *local;
@@ -89,9 +91,9 @@ gt_status_t gt_shard_env_read(gt_getenv_fn get, gt_shard_env_t *o) {
 
 double gt_shard_cost(const gt_problem_t *p, double peak_tflops, double peak_gbps) {
   if (peak_tflops <= 0 || peak_gbps <= 0) return 1.0;
-  const double floor_s = fmax(gt_problem_flops(p) / (peak_tflops * 1e12),
-                              gt_problem_min_bytes(p) / (peak_gbps * 1e9));
-  return 1.0 + floor_s / 2e-3;
+  gt_floor_t f;
+  gt_roof_floor_at(gt_problem_flops(p), gt_problem_min_bytes(p), peak_tflops, peak_gbps, &f);
+  return 1.0 + f.us * 1e-6 / 2e-3;
 }
 
 typedef struct item {

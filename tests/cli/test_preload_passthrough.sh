@@ -3,7 +3,8 @@
 # it exports exactly the five interposed entry points and does not link cuBLAS; every call it does
 # not serve reaches the real function with every argument unchanged (with and without logging,
 # capture, or a bad GEMMTUNE_DB); a bad DB path costs one warning line; the exit table counts
-# every call. Runs without a GPU (the shim then passes everything through) and with one.
+# every call; a misspelt GEMMTUNE_* variable costs one line naming the nearest known one. Runs
+# without a GPU (the shim then passes everything through) and with one.
 # Usage: bash test_preload_passthrough.sh /path/to/gemmtune SRCDIR. Exits 77 when the shim is
 # not built (CUDA off) or there is no C compiler.
 set -u
@@ -85,6 +86,26 @@ for _ in 1 2; do
 done
 check "stats: two processes sharing a path add up (24 calls, same rows)" \
   "awk -F, 'NR > 1 { c += \$1; n++ } END { exit c != 24 || n != $(($(wc -l <"${stats:-/dev/null}") - 1)) }' '$tmp/shared_stats.csv'"
+
+# Misspelt variables: one line each at the shim's start, naming the nearest known variable (the
+# near-miss prefix GEMTUNE_ included); known ones of other readers and other tools' are not named;
+# children forked after the start say nothing again; the calls are untouched.
+GEMMTUNE_DB_FILE="$tmp/x.db" GEMTUNE_DB="$tmp/y.db" GEMMTUNE_SEED=3 GEMM_THREADS=2 \
+  LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/typo.out" 2>"$tmp/typo.err"
+check "misspelt variables: exit 0, arguments forwarded unchanged" \
+  "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/typo.out'"
+check "GEMMTUNE_DB_FILE is warned about once, naming GEMMTUNE_DB" \
+  "[ \$(grep -c '^gemmtune: GEMMTUNE_DB_FILE is not a gemmtune variable and is ignored; did you mean GEMMTUNE_DB ' '$tmp/typo.err') -eq 1 ]"
+check "GEMTUNE_DB (a near-miss prefix) is warned about once, naming GEMMTUNE_DB" \
+  "[ \$(grep -c '^gemmtune: GEMTUNE_DB is not a gemmtune variable and is ignored; did you mean GEMMTUNE_DB ' '$tmp/typo.err') -eq 1 ]"
+check "nothing else is said (GEMMTUNE_SEED is known, GEMM_THREADS is not ours)" \
+  "[ \$(wc -l <'$tmp/typo.err') -eq 2 ]"
+# A child forked after the shim started passes calls through and says nothing; one forked before
+# the parent's first call starts the shim afresh, as any process does: at most a line per process.
+GEMMTUNE_DBS="$tmp/x.db" GT_CLIENT_FORK=3 LD_PRELOAD="$SHIM" "$tmp/client" >/dev/null 2>"$tmp/typofork.err"
+n_dbs=$(grep -c 'GEMMTUNE_DBS is not a gemmtune variable.*did you mean GEMMTUNE_DB ' "$tmp/typofork.err" || true)
+check "forked children: GEMMTUNE_DBS said at most once per process (1 to 4 lines: $n_dbs)" \
+  "[ $n_dbs -ge 1 ] && [ $n_dbs -le 4 ]"
 
 echo "$pass passed, $failed failed"
 if [ "$failed" -ne 0 ]; then
