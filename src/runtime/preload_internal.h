@@ -20,6 +20,8 @@
  *                               path is replaced by the process id
  *   GEMMTUNE_STATS=path         write calls, hits and the decision per key at exit as CSV
  *                               (capture_csv.h, gt_rt_stats_*); "%p" as above
+ * A variable that looks meant for gemmtune but is none of these (nor another known one,
+ * core/gt_envvars.h) is named once, with the nearest known variable, at the first call.
  * Every message goes to stderr prefixed "gemmtune:". Nothing here aborts. src/runtime/README.md
  * documents the formats.
  *

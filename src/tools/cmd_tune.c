@@ -1014,8 +1014,11 @@ static int finish(tune_run_t *r) {
   if (r->n_failed) fprintf(sf, "Failed:\n%s", r->failures);
   if (r->cs.so.estimate_only)
     fprintf(sf, "Estimate: about %.0f s: %.0f s of prune passes and %.0f s of %d re-time rounds "
-                "per shape, plus one fp64 reference per gated candidate; nothing was written\n",
-            r->est_total + r->est_race, r->est_total, r->est_race, r->cs.so.rounds);
+                "per shape, plus one fp64 reference per gated candidate%s; nothing was written\n",
+            r->est_total + r->est_race, r->est_total, r->est_race, r->cs.so.rounds,
+            r->cs.so.mode == GT_SEARCH_FLOOR && !r->cs.so.exhaustive
+                ? " (the widenings of shapes far from their floor come on top)"
+                : "");
   else
     fprintf(sf, "DB: %s (%zu rows)\n", r->out, r->db.n);
   if (completed) journal_remove(r);

@@ -12,7 +12,8 @@ source "$(dirname "$0")/lib.sh"
 shapes="$TMP/shapes.csv"
 printf 'model,proj,tokens,out_features,in_features\nt,a,1,192,128\nt,b,64,256,128\n' >"$shapes"
 # The widening problem: 64 tokens x 128 x 256 in bf16. The naive baseline takes several ms here,
-# the planted candidates 2 ms x 0.99^group; --max-candidates 1 leaves cpu its baseline alone.
+# the planted candidates 300 us x 0.99^group (computing nothing: the gate rejects them);
+# --max-candidates 1 leaves cpu its baseline alone.
 printf 'model,proj,tokens,out_features,in_features\nw,x,64,128,256\n' >"$TMP/widen.csv"
 WIDEN=(--cpu --rounds 3 --providers cpu,testonly --max-candidates 1 --widen-step 8)
 
@@ -55,7 +56,7 @@ expect_exit 0 "tune of the planted widening space" env GEMMTUNE_TEST_PROVIDERS=w
   "$GT" tune "${WIDEN[@]}" "$TMP/widen.csv" -o "$TMP/widen.db"
 expect_grep "three widenings, then the no-gain rule" \
   'search: quick pass \+ 3 widenings \(\+56 candidates, 192 not searched\); stopped: no-gain: 3 widenings in a row gained under 2% \(1\.0%, 1\.0%, 1\.0%\)'
-expect_grep "the winner comes from the last widening" 'improved +testonly/testonly_widen_s3_'
+expect_nogrep "no planted candidate wins" 'improved +testonly'
 expect_exit 0 "the same as json" env GEMMTUNE_TEST_PROVIDERS=widen \
   "$GT" tune "${WIDEN[@]}" --format json "$TMP/widen.csv" -o "$TMP/widen_json.db"
 expect_grep "json: the rule" '"search_stop": *"no-gain"'
@@ -68,7 +69,6 @@ expect_grep "the default space in one pass" '\| search: one pass over the defaul
 expect_exit 0 "--search full" env GEMMTUNE_TEST_PROVIDERS=widen \
   "$GT" tune "${WIDEN[@]}" --search full "$TMP/widen.csv" -o "$TMP/full.db"
 expect_grep "the full space in one pass" '\| search: one pass over the full space'
-expect_grep "... whose best is the last group's" 'improved +testonly/testonly_widen_s5_'
 
 # ---- profile --prune: every cut says why ----------------------------------------------------------
 expect_exit 0 "profile --prune" env GEMMTUNE_TEST_PROVIDERS=1 \
