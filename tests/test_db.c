@@ -59,6 +59,10 @@ static gt_db_row_t make_row(int64_t m, int64_t n, int64_t k, const char *instanc
   snprintf(r.baseline, sizeof r.baseline, "cublasGemmEx_default");
   snprintf(r.device, sizeof r.device, "NVIDIA H200");
   r.device_mem_gib = 139;
+  /* The winner at 80% of a bandwidth floor. */
+  r.floor_us = 0.8 * t;
+  r.floor_bound = GT_BOUND_BANDWIDTH;
+  r.floor_pct = 80;
   return r;
 }
 
@@ -133,6 +137,9 @@ static void assert_rows_equal(const gt_db_row_t *a, const gt_db_row_t *b) {
   assert_string_equal(a->baseline, b->baseline);
   assert_string_equal(a->device[0] ? a->device : "-", b->device[0] ? b->device : "-");
   assert_int_equal(a->device_mem_gib, b->device_mem_gib);
+  assert_true(fabs(a->floor_us - b->floor_us) <= 1e-8 * a->floor_us);
+  assert_int_equal(a->floor_bound, b->floor_bound);
+  assert_true(fabs(a->floor_pct - b->floor_pct) <= 1e-5 * a->floor_pct);
 }
 
 /* ---- round trip --------------------------------------------------------------------------- */
@@ -171,17 +178,57 @@ static void test_round_trip_equal(void **state) {
   rm_dir(dir);
 }
 
-static void test_header_has_40_columns_in_order(void **state) {
+static void test_header_has_43_columns_in_order(void **state) {
   const char *h = gt_db_header();
   int commas = 0;
   for (const char *q = h; *q; q++) commas += *q == ',';
   assert_int_equal(commas + 1, GT_DB_NCOLS);
-  assert_int_equal(GT_DB_NCOLS, 40);
+  assert_int_equal(GT_DB_NCOLS, 43);
   assert_memory_equal(h, "op,a_type,b_type,", 17);
   const char *tail = "sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,"
                      "timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,"
-                     "device,device_mem_gib";
+                     "device,device_mem_gib,floor_us,floor_bound,floor_pct";
   assert_string_equal(h + strlen(h) - strlen(tail), tail);
+}
+
+/* A file written before rows carried their floor (the header ends at 'baseline', 38 columns, as
+ * every DB deployed until then): it reads, its rows' floors unknown, and is written back with the
+ * new columns ('-' and zeros), which read again. */
+static const char k_v1_db[] =
+    "#gemmtune-db 1\n"
+    "#gemmtune=0.1.0\n"
+    "#device=NVIDIA H200\n"
+    "op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,"
+    "stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,"
+    "baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,"
+    "splitk_searched,throttled,baseline\n"
+    "gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,1,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,132,"
+    "kernels,gemmtune-kernels=1,gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4,10.256889,12.5982223,"
+    "1.22827,0.0016691,0.00784302,cold-graph,15,0.475405,1980,1,0,cublas_gemmex_default\n";
+
+static void test_older_db_reads(void **state) {
+  gt_db_t db, back;
+  assert_int_equal(gt_db_parse("v1.db", k_v1_db, &db), GT_OK);
+  assert_int_equal(db.n, 1);
+  assert_string_equal(db.rows[0].instance, "gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4");
+  assert_true(db.rows[0].floor_us == 0 && db.rows[0].floor_pct == 0);
+  assert_int_equal(db.rows[0].floor_bound, GT_BOUND_NONE);
+  assert_string_equal(gt_db_get_validator(&db, "device"), "NVIDIA H200");
+  const char *dir = gt_test_tmpdir();
+  const char *p = gt_test_path(dir, "v2.db");
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  char *text = gt_test_read_file(p);
+  assert_non_null(strstr(text, gt_db_header()));
+  /* Written back as format 2: the device from the #device line, memory and floor unknown. */
+  assert_non_null(strstr(text, ",cublas_gemmex_default,NVIDIA H200,0,0,-,0\n"));
+  assert_string_equal(db.rows[0].device, "NVIDIA H200");
+  assert_int_equal(db.rows[0].device_mem_gib, 0);
+  assert_int_equal(gt_db_read(p, &back), GT_OK);
+  assert_rows_equal(&db.rows[0], &back.rows[0]);
+  free(text);
+  gt_db_free(&db);
+  gt_db_free(&back);
+  rm_dir(dir);
 }
 
 /* Times keep 9 significant digits even when the measured value has more. */
@@ -234,9 +281,17 @@ typedef struct bad_case {
 } bad_case_t;
 
 static const bad_case_t k_bad[] = {
-    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 40",
+    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 43",
      "missing 'c_type'"},
-    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "41 columns, expected 40", "device_mem_gib"},
+    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "44 columns, expected 43", "floor_pct"},
+    {"floor share inconsistent", E_SET_CELL, 5, "floor_pct", "50", 0, 5, "field 'floor_pct'",
+     "does not match 100 * floor_us / time_us"},
+    {"floor without a bound", E_SET_CELL, 6, "floor_bound", "-", 0, 6, "field 'floor_bound'",
+     "'-' with floor_us"},
+    {"bound not a word of ours", E_SET_CELL, 6, "floor_bound", "memory", 0, 6,
+     "field 'floor_bound'", "expected bandwidth, compute or -"},
+    {"bound without a floor", E_SET_CELL, 7, "floor_us", "0", 0, 7, "field 'floor_bound'",
+     "without a floor"},
     {"bad integer m", E_SET_CELL, 5, "m", "x", 0, 5, "field 'm'", "not an integer: 'x'"},
     {"negative n", E_SET_CELL, 6, "n", "-5", 0, 6, "field 'n'", NULL},
     {"zero k", E_SET_CELL, 7, "k", "0", 0, 7, "field 'k'", NULL},
@@ -741,7 +796,7 @@ static void test_format1_still_read(void **state) {
     int len = (int)(nl - p);
     if (*p != '#') {
       const char *cut = p + len;
-      for (int k = 0; k < 2; k++)
+      for (int k = 0; k < 5; k++)
         while (cut > p && *--cut != ',') {}
       len = (int)(cut - p);
     }
@@ -765,7 +820,7 @@ static void test_format1_still_read(void **state) {
   assert_int_equal(gt_db_write(&db, out), GT_OK);
   char *text = gt_test_read_file(out);
   assert_memory_equal(text, GT_DB_FORMAT_LINE "\n", strlen(GT_DB_FORMAT_LINE) + 1);
-  assert_non_null(strstr(text, ",cublasGemmEx_default,NVIDIA H200,0\n"));
+  assert_non_null(strstr(text, ",cublasGemmEx_default,NVIDIA H200,0,0,-,0\n"));
   free(text);
   gt_db_free(&db);
   /* Without a #device line the rows record no device at all. */
@@ -976,7 +1031,8 @@ static void test_validator_names_checked(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_header_has_40_columns_in_order),
+      cmocka_unit_test(test_header_has_43_columns_in_order),
+      cmocka_unit_test(test_older_db_reads),
       cmocka_unit_test(test_round_trip_equal),
       cmocka_unit_test(test_round_trip_time_precision),
       cmocka_unit_test(test_malformed_rejected),

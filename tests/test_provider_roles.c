@@ -2,7 +2,8 @@
  * library dependency applies to the loaded library (and how the difference is named), which
  * kernels a row launches, which traced kernels are a provider's GEMM kernels and which
  * differently named kernels are one kernel. In a build without CUDA the CUDA providers' stand-ins
- * answer the kernel questions but are never listed, found or chosen as a baseline. */
+ * answer the kernel questions but are never listed, found or chosen as a baseline. A full space
+ * spread for widening keeps every entry and samples all of it from the start. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -156,8 +157,31 @@ static void test_standins_are_not_providers(void **st) {
 #endif
 }
 
+/* ---- the order a full space is listed in ------------------------------------------------------- */
+
+/* gt_cand_list_spread: the entries before `from` stay; the rest come in van der Corput order, so
+ * the first widenings of a search sample all of it (the middle, then the quarters, ...). */
+static void test_spread_order(void **state) {
+  gt_cand_list_t l = {0};
+  for (int i = 0; i < 10; i++) {
+    gt_candidate_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "c%d", i);
+    assert_int_equal(gt_cand_list_push(&l, &c), GT_OK);
+  }
+  assert_int_equal(gt_cand_list_spread(&l, 2), GT_OK);
+  static const char *const want[] = {"c0", "c1", "c2", "c6", "c4", "c8", "c3", "c7", "c5", "c9"};
+  for (int i = 0; i < 10; i++) assert_string_equal(l.v[i].name, want[i]);
+  /* A range of fewer than three, or none, is left as it is. */
+  assert_int_equal(gt_cand_list_spread(&l, 8), GT_OK);
+  assert_string_equal(l.v[8].name, "c5");
+  assert_int_equal(gt_cand_list_spread(&l, 10), GT_OK);
+  gt_cand_list_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_spread_order),
       cmocka_unit_test(test_lib_applies),
       cmocka_unit_test(test_row_kernels),
       cmocka_unit_test(test_owned_kernels),

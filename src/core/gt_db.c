@@ -34,9 +34,14 @@ const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT] = {
     {"splitk_searched", GT_DB_COL_BOOL, ROW_MEMBER(splitk_searched)},
     {"throttled", GT_DB_COL_BOOL, ROW_MEMBER(throttled)},
     {"baseline", GT_DB_COL_STR, ROW_MEMBER(baseline)},
-    /* Appended last so a format-1 file is this table cut short (GT_DB_NCOLS_V1). */
+    /* Appended after the first files were written: a format-1 file is this table cut short
+     * before 'device' (GT_DB_NCOLS_V1). New columns go at the end, with a format line of their
+     * own for the files that lack them. */
     {"device", GT_DB_COL_OPTSTR, ROW_MEMBER(device)},
     {"device_mem_gib", GT_DB_COL_INT, ROW_MEMBER(device_mem_gib)},
+    {"floor_us", GT_DB_COL_TIME, ROW_MEMBER(floor_us)},
+    {"floor_bound", GT_DB_COL_BOUND, ROW_MEMBER(floor_bound)},
+    {"floor_pct", GT_DB_COL_DBL, ROW_MEMBER(floor_pct)},
 };
 
 const char *gt_db_col_name(int c) {
@@ -46,13 +51,15 @@ const char *gt_db_col_name(int c) {
 static char g_header[2048], g_header_v1[2048];
 static pthread_once_t g_header_once = PTHREAD_ONCE_INIT;
 
-static void header_build(void) {
+static void header_join(char *out, size_t cap, int ncols) {
   size_t len = 0;
-  for (int c = 0; c < GT_DB_NCOLS; c++) {
-    if (c == GT_DB_NCOLS_V1) memcpy(g_header_v1, g_header, len + 1);
-    len += (size_t)snprintf(g_header + len, sizeof g_header - len, "%s%s", c ? "," : "",
-                            gt_db_col_name(c));
-  }
+  for (int c = 0; c < ncols; c++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%s", c ? "," : "", gt_db_col_name(c));
+}
+
+static void header_build(void) {
+  header_join(g_header, sizeof g_header, GT_DB_NCOLS);
+  header_join(g_header_v1, sizeof g_header_v1, GT_DB_NCOLS_V1);
 }
 
 const char *gt_db_header(void) {

@@ -24,6 +24,7 @@
 
 #include "gt_fileio.h" /* gt_file_write_atomic, which gt_db_write uses */
 #include "gt_problem.h"
+#include "gt_roofline.h"
 #include "gt_status.h"
 
 #ifdef __cplusplus
@@ -31,12 +32,15 @@ extern "C" {
 #endif
 
 #define GT_DB_FORMAT_LINE "#gemmtune-db 2"
-/* Format 1 (gemmtune 0.1 before device identities): the same file without the device and
- * device_mem_gib columns. Still read: its rows take the device name from the file's #device line
- * (when it has one) and no memory size, so they apply by what they record (gt_db_row_fit). */
+/* Format 1 (gemmtune 0.1 before device identities and roofline floors): the same file without
+ * the last five columns (device, device_mem_gib, floor_us, floor_bound, floor_pct; the header
+ * ends at 'baseline'). Still read: its rows take the device name from the file's #device line
+ * (when it has one) and no memory size, so they apply by what they record (gt_db_row_fit), and
+ * their floors are unknown. */
 #define GT_DB_FORMAT_LINE_V1 "#gemmtune-db 1"
-/* Columns per row: the key fields, then the 17 result columns. */
-#define GT_DB_NCOLS (GT_KEY_NFIELDS + 17)
+/* Columns per row: the key fields, then the 20 result columns. */
+#define GT_DB_NCOLS (GT_KEY_NFIELDS + 20)
+#define GT_DB_NCOLS_V1 (GT_KEY_NFIELDS + 15)
 /* Longest product name a row records (cudaDeviceProp.name is cut here). */
 #define GT_DB_DEVICE_MAX 64
 
@@ -61,6 +65,10 @@ typedef struct gt_db_row {
    * 132 SMs. "" or "-" (written "-") and 0: not recorded (a format-1 file). */
   char device[GT_DB_DEVICE_MAX]; /* product name, "NVIDIA H200" (cudaDeviceProp.name) */
   int device_mem_gib;            /* total device memory in GiB, rounded down (gt_db_mem_gib) */
+  double floor_us;     /* the key's roofline floor on the device it was tuned on (0 unknown:
+                          a row of an older file, or no roof known) */
+  gt_bound_t floor_bound; /* what sets it: "bandwidth" / "compute" ("-" when unknown) */
+  double floor_pct;    /* the winner's share of it, 100 * floor_us / time_us (0 unknown) */
 } gt_db_row_t;
 
 typedef struct gt_db_validator {
@@ -100,7 +108,9 @@ const char *gt_db_header(void);
  * freed DB). On error db is left empty and the message names path:line and the field
  * (GT_ERR_DATA); a file that cannot be opened or read is GT_ERR_IO naming the path. A file whose
  * last line lacks its newline is rejected as truncated. A row whose time is not below its
- * baseline is malformed. CRLF line endings are accepted. */
+ * baseline is malformed. CRLF line endings are accepted. A format-1 file (GT_DB_FORMAT_LINE_V1,
+ * its header without the device and floor columns) reads too: its rows' device is the file's
+ * #device line, their memory size and floors unknown. */
 gt_status_t gt_db_read(const char *path, gt_db_t *db);
 /* Parse NUL-terminated text (name used in messages and stored as db->path). Same rules. */
 gt_status_t gt_db_parse(const char *name, const char *text, gt_db_t *db);
@@ -110,7 +120,9 @@ gt_status_t gt_db_parse_buf(const char *name, const char *text, size_t len, gt_d
 /* Check one row as the reader and writer do: key valid (gt_problem_validate), string fields
  * non-empty, fitting and free of ',', '"', CR and LF, times finite and > 0, time_us below
  * baseline_us, speedup matching baseline_us / time_us (1e-4 relative), 0 <= error <= error_bound,
- * rounds >= 1, spread_pct >= 0, sm_clock_mhz >= 0. GT_ERR_DATA naming the field otherwise. */
+ * rounds >= 1, spread_pct >= 0, sm_clock_mhz >= 0, and the floor either unknown (floor_us 0,
+ * bound NONE, floor_pct 0) or known (floor_us > 0, a bound, floor_pct matching 100 * floor_us /
+ * time_us). GT_ERR_DATA naming the field otherwise. */
 gt_status_t gt_db_row_check(const gt_db_row_t *row);
 
 /* Write atomically (gt_file_write_atomic). Rows are sorted by key text for stable diffs.

@@ -27,7 +27,8 @@ typedef enum gt_db_col_kind {
   GT_DB_COL_TIME, /* double, printed %.9g: microseconds need more digits than ratios */
   GT_DB_COL_DBL,  /* double, printed %.6g */
   GT_DB_COL_INT,  /* int */
-  GT_DB_COL_BOOL  /* bool, 0 or 1 */
+  GT_DB_COL_BOOL, /* bool, 0 or 1 */
+  GT_DB_COL_BOUND /* gt_bound_t, by gt_bound_name ("-" for none) */
 } gt_db_col_kind_t;
 
 typedef struct gt_db_col {
@@ -37,14 +38,12 @@ typedef struct gt_db_col {
 } gt_db_col_t;
 
 #define GT_DB_NRESULT (GT_DB_NCOLS - GT_KEY_NFIELDS)
-/* Format 1 lacks the last two result columns (device, device_mem_gib). */
-#define GT_DB_NCOLS_V1 (GT_DB_NCOLS - 2)
 extern const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT];
 
 /* Name of column c of a row (0-based, key fields first). */
 const char *gt_db_col_name(int c);
-
-/* The header line of a format-1 file: gt_db_header() without its last two columns. */
+/* The header line of a format-1 file (GT_DB_NCOLS_V1 columns: gt_db_header() cut before
+ * 'device'; no newline): read, never written. */
 const char *gt_db_header_v1(void);
 
 /* A speedup printed with %.6g and times with %.9g agree with baseline/time to about 5e-6. */

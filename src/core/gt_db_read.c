@@ -58,6 +58,27 @@ static gt_status_t cell_check(const char *field, const char *v) {
   return GT_OK;
 }
 
+/* The floor columns: all unknown, or a floor, its bound and the winner's share of it. */
+static gt_status_t floor_check(const gt_db_row_t *r) {
+  if (!(r->floor_us >= 0))
+    return gt_err_set(GT_ERR_DATA, "field 'floor_us': must be >= 0 (got %.9g)", r->floor_us);
+  if (r->floor_us == 0) {
+    if (r->floor_bound != GT_BOUND_NONE || r->floor_pct != 0)
+      return gt_err_set(GT_ERR_DATA, "field 'floor_bound': '%s' (floor_pct %.6g) without a "
+                        "floor (floor_us 0 means unknown: '-' and 0)",
+                        gt_bound_name(r->floor_bound), r->floor_pct);
+    return GT_OK;
+  }
+  if (r->floor_bound == GT_BOUND_NONE)
+    return gt_err_set(GT_ERR_DATA, "field 'floor_bound': '-' with floor_us %.9g (expected "
+                      "bandwidth or compute)", r->floor_us);
+  double want = 100 * r->floor_us / r->time_us;
+  if (!(fabs(r->floor_pct - want) <= GT_DB_SPEEDUP_RTOL * want))
+    return gt_err_set(GT_ERR_DATA, "field 'floor_pct': %.6g does not match 100 * floor_us / "
+                      "time_us = %.6g", r->floor_pct, want);
+  return GT_OK;
+}
+
 gt_status_t gt_db_row_check(const gt_db_row_t *r) {
   gt_status_t s = gt_problem_validate(&r->key);
   if (s != GT_OK) return gt_db_err_restatus(GT_ERR_DATA);
@@ -86,6 +107,11 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
         break;
       case GT_DB_COL_INT:
       case GT_DB_COL_BOOL:
+        break;
+      case GT_DB_COL_BOUND:
+        if ((unsigned)*(const gt_bound_t *)p > GT_BOUND_COMPUTE)
+          return gt_err_set(GT_ERR_DATA, "field '%s': not a bound (%d)", name,
+                            (int)*(const gt_bound_t *)p);
         break;
     }
   }
@@ -119,7 +145,7 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
   if (r->device_mem_gib < 0)
     return gt_err_set(GT_ERR_DATA, "field 'device_mem_gib': must be >= 0 (got %d)",
                       r->device_mem_gib);
-  return GT_OK;
+  return floor_check(r);
 }
 
 /* ---- reader ------------------------------------------------------------------------------- */
@@ -144,9 +170,10 @@ static gt_status_t parse_int(const char *field, const char *v, int *out) {
   return GT_OK;
 }
 
-/* Split a data row into exactly GT_DB_NCOLS cells, each one the reader accepts (line is modified
- * in place). The writer never quotes a cell, so a quoted one is refused like any cell holding a
- * '"': it was edited by hand or written by another tool, and the shim must not guess. */
+/* Split a data row into exactly ncols cells (the file's header says how many), each one the
+ * reader accepts (line is modified in place). The writer never quotes a cell, so a quoted one is
+ * refused like any cell holding a '"': it was edited by hand or written by another tool, and the
+ * shim must not guess. */
 static gt_status_t split_row(char *line, char *cell[GT_DB_NCOLS], int ncols) {
   bool quoted[GT_DB_NCOLS];
   int nc;
@@ -193,10 +220,11 @@ static gt_status_t parse_key_cells(char *const cell[GT_DB_NCOLS], gt_problem_t *
   return GT_OK;
 }
 
-/* The result cells after the key, walked through the column table. */
-static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], gt_db_row_t *r) {
+/* The result cells after the key (ncols - GT_KEY_NFIELDS of them: an older file has fewer, and
+ * its rows keep the zero defaults, an unknown floor), walked through the column table. */
+static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], int ncols, gt_db_row_t *r) {
   gt_status_t s;
-  for (int c = 0; c < GT_DB_NRESULT; c++) {
+  for (int c = 0; c < ncols - GT_KEY_NFIELDS; c++) {
     const gt_db_col_t *col = &gt_db_result_cols[c];
     const char *name = col->name, *v = cell[GT_KEY_NFIELDS + c];
     void *p = (char *)r + col->off;
@@ -220,27 +248,29 @@ static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], gt_db_row_t
           return gt_err_set(GT_ERR_DATA, "field '%s': expected 0 or 1, got '%.80s'", name, v);
         *(bool *)p = v[0] == '1';
         break;
+      case GT_DB_COL_BOUND:
+        if (!gt_bound_parse(v, p))
+          return gt_err_set(GT_ERR_DATA, "field '%s': expected bandwidth, compute or -, got "
+                            "'%.80s'", name, v);
+        break;
     }
   }
   return GT_OK;
 }
 
-/* Parse one data row (line is modified in place). A format-1 row (v1_device non-NULL) has no
- * device columns: the device is v1_device (the file's #device line, or "-") with no memory. */
+/* Parse one data row (line is modified in place). A format-1 row (v1_device non-NULL) has the
+ * first GT_DB_NCOLS_V1 columns only: the device is v1_device (the file's #device line, or "-")
+ * with no memory, and the floor is unknown. */
 static gt_status_t parse_row(char *line, gt_db_row_t *r, const char *v1_device) {
   char *cell[GT_DB_NCOLS];
-  char mem0[] = "0", dev[GT_DB_DEVICE_MAX];
-  gt_status_t s = split_row(line, cell, v1_device ? GT_DB_NCOLS_V1 : GT_DB_NCOLS);
+  const int ncols = v1_device ? GT_DB_NCOLS_V1 : GT_DB_NCOLS;
+  gt_status_t s = split_row(line, cell, ncols);
   if (s != GT_OK) return s;
-  if (v1_device) {
-    snprintf(dev, sizeof dev, "%s", v1_device);
-    cell[GT_DB_NCOLS_V1] = dev;
-    cell[GT_DB_NCOLS_V1 + 1] = mem0;
-  }
   memset(r, 0, sizeof *r);
   gt_problem_init(&r->key);
   if ((s = parse_key_cells(cell, &r->key)) != GT_OK) return s;
-  if ((s = parse_result_cells(cell, r)) != GT_OK) return s;
+  if ((s = parse_result_cells(cell, ncols, r)) != GT_OK) return s;
+  if (v1_device) snprintf(r->device, sizeof r->device, "%s", v1_device[0] ? v1_device : "-");
   return gt_db_row_check(r);
 }
 
@@ -296,7 +326,7 @@ typedef struct reader {
   const char *name;
   gt_db_t *db;
   enum { WANT_FORMAT, WANT_HEADER, ROWS } state;
-  bool v1;              /* a format-1 file: no device columns */
+  bool v1;              /* a format-1 file: no device or floor columns */
   char v1_device[GT_DB_DEVICE_MAX]; /* its rows' device: the #device line, or "-" */
   int ln;
   int *row_line; /* source line of each row, for duplicate messages */

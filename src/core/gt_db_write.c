@@ -34,6 +34,7 @@ static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
       case GT_DB_COL_DBL: gt_textbuf_printf(b, ",%.6g", *(const double *)p); break;
       case GT_DB_COL_INT: gt_textbuf_printf(b, ",%d", *(const int *)p); break;
       case GT_DB_COL_BOOL: gt_textbuf_printf(b, ",%d", *(const bool *)p ? 1 : 0); break;
+      case GT_DB_COL_BOUND: gt_textbuf_printf(b, ",%s", gt_bound_name(*(const gt_bound_t *)p)); break;
     }
   }
   gt_textbuf_printf(b, "\n");

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_roofline.h"
+
 /* One launcher's variables: rank, world size, local rank (NULL: none). Innermost launcher first:
  * a launcher's variables reach every process it starts, so a process started by torchrun or
  * mpirun inside a Slurm step also sees the step's SLURM_PROCID (the node's task, not its own
@@ -158,9 +160,9 @@ int gt_shard_device(int local_rank, const char *visible, int *nvisible) {
 
 double gt_shard_cost(const gt_problem_t *p, double peak_tflops, double peak_gbps) {
   if (peak_tflops <= 0 || peak_gbps <= 0) return 1.0;
-  const double floor_s = fmax(gt_problem_flops(p) / (peak_tflops * 1e12),
-                              gt_problem_min_bytes(p) / (peak_gbps * 1e9));
-  return 1.0 + floor_s / 2e-3;
+  gt_floor_t f;
+  gt_roof_floor_at(gt_problem_flops(p), gt_problem_min_bytes(p), peak_tflops, peak_gbps, &f);
+  return 1.0 + f.us * 1e-6 / 2e-3;
 }
 
 typedef struct item {

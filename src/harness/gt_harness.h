@@ -15,6 +15,7 @@
 
 #include "core/gt_metric.h"
 #include "core/gt_problem.h"
+#include "core/gt_roofline.h"
 #include "providers/gt_provider.h"
 
 #ifdef __cplusplus
@@ -61,8 +62,11 @@ typedef struct gt_device_info {
   int sm_count;             /* SMs or online cores */
   int mem_gib;              /* device memory (host: physical memory), whole GiB rounded down
                                (gt_db_mem_gib): with the name, the identity tuned rows record */
-  double peak_tflops;       /* datasheet-ish dense rate for the problem's type (bf16 for GPUs) */
-  double peak_gbps;         /* memory bandwidth, GB/s */
+  double peak_tflops;       /* the bf16/f16 dense rate, roof.tflops[GT_RATE_TC16] */
+  double peak_gbps;         /* memory bandwidth, GB/s, roof.gbps */
+  gt_roof_t roof;           /* the roofline per type class: a GPU's datasheet when gemmtune
+                               knows it, else its own SMs, clocks and memory bus; the host's
+                               configured estimates (GEMMTUNE_CPU_PEAK_GFLOPS/GBPS) */
   size_t cache_bytes;       /* L2 (GPU) or LLC (host) */
   int busy_processes;       /* other processes using the GPU (-1 unknown) */
 } gt_device_info_t;

@@ -205,9 +205,17 @@ static gt_status_t host_describe(int device, gt_device_info_t *out) {
   /* Rough defaults (2.5 GHz x 32 fp32 flop/cycle/core: two 8-wide FMA pipes; a DDR channel or
    * two); the roofline only sorts problems into compute- and memory-bound, so users with the
    * real numbers override them. */
+  const bool configured = env_double("GEMMTUNE_CPU_PEAK_GFLOPS", -1) > 0 ||
+                          env_double("GEMMTUNE_CPU_PEAK_GBPS", -1) > 0;
   double gflops = env_double("GEMMTUNE_CPU_PEAK_GFLOPS", out->sm_count * 2.5e9 * 32 / 1e9);
   out->peak_tflops = gflops / 1e3;
   out->peak_gbps = env_double("GEMMTUNE_CPU_PEAK_GBPS", 20.0);
+  /* One rate for every type: the host providers compute in fp32 whatever they read. */
+  char src[128];
+  snprintf(src, sizeof src, "host %s: %.4g GFLOP/s, %.4g GB/s (GEMMTUNE_CPU_PEAK_GFLOPS, "
+           "GEMMTUNE_CPU_PEAK_GBPS)", configured ? "as configured" : "estimate",
+           gflops, out->peak_gbps);
+  gt_roof_uniform(&out->roof, out->peak_tflops, out->peak_gbps, src);
   out->busy_processes = -1;
   return GT_OK;
 }

@@ -44,3 +44,29 @@ size_t gt_cand_list_count_active(const gt_cand_list_t *l) {
   for (size_t i = 0; i < l->n; i++) k += !l->v[i].excluded;
   return k;
 }
+
+/* The bit reversal of i in `bits` bits. */
+static size_t bit_reverse(size_t i, int bits) {
+  size_t r = 0;
+  for (int b = 0; b < bits; b++) r = (r << 1) | ((i >> b) & 1);
+  return r;
+}
+
+gt_status_t gt_cand_list_spread(gt_cand_list_t *l, size_t from) {
+  if (from >= l->n || l->n - from < 3) return GT_OK;
+  const size_t m = l->n - from;
+  int bits = 0;
+  while (((size_t)1 << bits) < m) bits++;
+  gt_candidate_t *v = malloc(m * sizeof *v);
+  if (!v) return gt_err_set(GT_ERR_NOMEM, "candidate list: no memory to reorder %zu entries", m);
+  /* Van der Corput order: position k of the result is entry bitreverse(k) of the range, skipping
+   * the reversed indices past its end; every prefix then samples the range evenly. */
+  size_t k = 0;
+  for (size_t i = 0; i < ((size_t)1 << bits) && k < m; i++) {
+    const size_t j = bit_reverse(i, bits);
+    if (j < m) v[k++] = l->v[from + j];
+  }
+  memcpy(l->v + from, v, m * sizeof *v);
+  free(v);
+  return GT_OK;
+}

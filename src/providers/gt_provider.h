@@ -59,6 +59,12 @@ gt_status_t gt_cand_list_exclude(gt_cand_list_t *l, const struct gt_provider *pr
     __attribute__((format(printf, 4, 5)));
 void gt_cand_list_free(gt_cand_list_t *l);
 size_t gt_cand_list_count_active(const gt_cand_list_t *l);
+/* Reorder entries [from, n) so that every prefix of the range samples all of it evenly (van der
+ * Corput order: the middle, the quarters, the eighths, ...). A provider whose full space is
+ * listed by nested loops over its parameters calls it on that space, so a search that widens into
+ * it step by step (gt_search.h) tries every part of it early, not one parameter's corner first.
+ * The entries are the same; GT_ERR_NOMEM leaves the list unchanged. */
+gt_status_t gt_cand_list_spread(gt_cand_list_t *l, size_t from);
 
 /* Operand pointers of one GEMM call, in the problem's column-major terms. alpha and beta point
  * to host scalars of the problem's scale_type. workspace may be NULL (ws_size 0). */

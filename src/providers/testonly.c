@@ -16,6 +16,16 @@
  * (`gemmtune tune --isolate`): they prove the supervisor records them and carries on.
  *   testonly_crash  run() raises SIGSEGV, like a kernel launch that corrupts the process.
  *   testonly_hang   run() never returns, like a kernel that never finishes.
+ * With GEMMTUNE_TEST_PROVIDERS=widen, instead of all of the above, a space whose candidates gain
+ * 1% per widening of the search (gt_search.h), to prove its stopping rules:
+ *   testonly_widen_sG_I  returns exactly 300 us x 0.99^G after it was called, having written
+ *                   nothing (so the gate rejects it: only its quick-pass time matters). The
+ *                   default space holds group 0 (8 candidates); the full space (exhaustive) adds
+ *                   groups 1..5 of 8 x 2^(G-1), the sizes of the search's widenings with
+ *                   --widen-step 8, so each widening races one group and gains 1%. Short and
+ *                   timed to a deadline, its times stay exact on a loaded machine; a group of 8
+ *                   makes the best of each widening robust to the odd late one. Use a problem
+ *                   whose baseline takes well over 300 us.
  *
  * Types as the cpu provider: f32, bf16 or f16 for all of A, B, C, D; f32 compute and scale. The
  * first five need no epilogue; the bias pair applies the problem's activation as the cpu
@@ -25,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/gt_dtype.h"
@@ -41,8 +52,13 @@ typedef enum to_kind {
   TO_HANG,
   TO_NOBIAS,
   TO_TWOBIAS,
-  TO__LAST = TO_TWOBIAS
+  TO__LAST = TO_TWOBIAS,
+  TO_WIDEN /* its own space, named by group and index (widen_*) */
 } to_kind_t;
+
+/* The widening family: group 0 is the default space, groups 1..WIDEN_GROUPS the full space's. */
+enum { WIDEN_GROUPS = 5, WIDEN_STEP = 8 };
+static const double k_widen_us = 300.0, k_widen_gain = 0.99;
 
 static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] = "testonly_stale",
                                       [TO_FAULT] = "testonly_fault", [TO_CRASH] = "testonly_crash",
@@ -51,15 +67,23 @@ static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] 
 
 static gt_status_t to_init(void) {
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
-  if (!e || (strcmp(e, "1") != 0 && strcmp(e, "all") != 0))
+  if (!e || (strcmp(e, "1") != 0 && strcmp(e, "all") != 0 && strcmp(e, "widen") != 0))
     return gt_err_set(GT_ERR_UNSUPPORTED,
                       "set GEMMTUNE_TEST_PROVIDERS=1 to enable planted test candidates");
   return GT_OK;
 }
 
+/* Whether the widening family is what this process plants (GEMMTUNE_TEST_PROVIDERS=widen). */
+static bool widen_mode(void) {
+  const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
+  return e && strcmp(e, "widen") == 0;
+}
+
 /* Whether kind k exists in this process: crash and hang only when asked for by
- * GEMMTUNE_TEST_PROVIDERS=all. */
+ * GEMMTUNE_TEST_PROVIDERS=all; none of the planted faults with =widen. */
 static bool to_enabled(to_kind_t k) {
+  if (widen_mode()) return k == TO_WIDEN;
+  if (k == TO_WIDEN) return false;
   if (k != TO_CRASH && k != TO_HANG) return true;
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
   return e && strcmp(e, "all") == 0;
@@ -106,9 +130,39 @@ static void to_make(to_kind_t k, gt_candidate_t *out) {
   out->blob[0] = (unsigned char)k;
 }
 
+static void widen_make(int group, int idx, gt_candidate_t *out) {
+  memset(out, 0, sizeof *out);
+  out->provider = &gt_provider_testonly;
+  snprintf(out->name, sizeof out->name, "testonly_widen_s%d_%d", group, idx);
+  out->blob[0] = (unsigned char)TO_WIDEN;
+  out->blob[1] = (unsigned char)group;
+  memcpy(out->blob + 2, &idx, sizeof idx);
+}
+
+static int widen_group_size(int group) { return group == 0 ? WIDEN_STEP : WIDEN_STEP << (group - 1); }
+
+/* The widening family: group 0, and with the full space groups 1..WIDEN_GROUPS. */
+static gt_status_t widen_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
+                                   gt_cand_list_t *out) {
+  char why[GT_REASON_MAX];
+  const bool ok = to_supports(TO_WIDEN, p, why, sizeof why);
+  const int groups = o && o->exhaustive ? WIDEN_GROUPS : 0;
+  for (int g = 0; g <= groups; g++)
+    for (int i = 0; i < widen_group_size(g); i++) {
+      gt_candidate_t c;
+      widen_make(g, i, &c);
+      if (!ok) c.excluded = true, snprintf(c.reason, sizeof c.reason, "%s", why);
+      gt_status_t s = gt_cand_list_push(out, &c);
+      if (s != GT_OK) return s;
+      if (!ok) return GT_OK; /* one exclusion says it for the family */
+    }
+  return GT_OK;
+}
+
 static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
                                 gt_cand_list_t *out) {
   char why[GT_REASON_MAX];
+  if (widen_mode()) return widen_enumerate(p, o, out);
   for (int k = TO_WRONG; k <= TO__LAST; k++) {
     if (!to_listed((to_kind_t)k, p)) continue;
     gt_candidate_t c;
@@ -124,6 +178,15 @@ static gt_status_t to_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
 }
 
 static gt_status_t to_from_name(const char *name, const gt_problem_t *p, gt_candidate_t *out) {
+  int g, i, len = 0;
+  if (widen_mode() && sscanf(name, "testonly_widen_s%d_%d%n", &g, &i, &len) == 2 &&
+      name[len] == '\0' && g >= 0 && g <= WIDEN_GROUPS && i >= 0 && i < widen_group_size(g)) {
+    char why[GT_REASON_MAX];
+    if (!to_supports(TO_WIDEN, p, why, sizeof why))
+      return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+    widen_make(g, i, out);
+    return GT_OK;
+  }
   for (int k = TO_WRONG; k <= TO__LAST; k++)
     if (to_enabled((to_kind_t)k) && strcmp(name, k_names[k]) == 0) {
       char why[GT_REASON_MAX];
@@ -137,6 +200,7 @@ static gt_status_t to_from_name(const char *name, const gt_problem_t *p, gt_cand
 
 typedef struct to_state {
   to_kind_t kind;
+  double widen_us; /* TO_WIDEN: how long each call takes */
   gt_problem_t p;
   float *acc;        /* m column sums */
   void *cache;       /* stale: the first output, the whole D footprint */
@@ -153,7 +217,7 @@ static gt_status_t to_prepare(const gt_candidate_t *c, const gt_problem_t *p, vo
                               size_t *ws_needed) {
   char why[GT_REASON_MAX];
   const to_kind_t kind = (to_kind_t)c->blob[0];
-  if (kind < TO_WRONG || kind > TO__LAST)
+  if ((kind < TO_WRONG || kind > TO__LAST) && kind != TO_WIDEN)
     return gt_err_set(GT_ERR_USAGE, "%s: not a testonly candidate", c->name);
   if (!to_supports(kind, p, why, sizeof why))
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", c->name, why);
@@ -161,6 +225,7 @@ static gt_status_t to_prepare(const gt_candidate_t *c, const gt_problem_t *p, vo
   if (!s) return gt_err_set(GT_ERR_NOMEM, "%s: no memory", c->name);
   s->kind = kind;
   s->p = *p;
+  s->widen_us = k_widen_us * pow(k_widen_gain, c->blob[1]);
   s->acc = malloc((size_t)p->m * sizeof(float));
   if (s->kind == TO_STALE) {
     s->cache_bytes = d_footprint_bytes(p);
@@ -233,6 +298,21 @@ static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk, float bia
   }
 }
 
+static double mono_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+/* TO_WIDEN: nothing computed, returned exactly widen_us after the call began (a deadline, so
+ * being descheduled while waiting costs nothing unless it outlasts the deadline). */
+static gt_status_t widen_run(const to_state_t *s) {
+  const double until = mono_us() + s->widen_us;
+  while (mono_us() < until) {
+  }
+  return GT_OK;
+}
+
 static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
   to_state_t *s = state;
   if (epi_has_bias(s->p.epilogue) && !ops->bias)
@@ -255,6 +335,7 @@ static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
       for (;;) pause();
     case TO_NOBIAS: to_gemm(s, ops, s->p.k, 0.0f); return GT_OK;
     case TO_TWOBIAS: to_gemm(s, ops, s->p.k, 2.0f); return GT_OK;
+    case TO_WIDEN: return widen_run(s);
   }
   return gt_err_set(GT_ERR_INTERNAL, "testonly: bad candidate kind %d", (int)s->kind);
 }

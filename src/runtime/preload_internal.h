@@ -27,6 +27,8 @@
  *                               (capture_csv.h, gt_rt_stats_*); "%p" as above
  *   GEMMTUNE_TEST_DEVICE=sm_90:132  tests only: when no CUDA device is usable, key calls as if
  *                               from a device with that identity (nothing ever runs on it)
+ * A variable that looks meant for gemmtune but is none of these (nor another known one,
+ * core/gt_envvars.h) is named once, with the nearest known variable, at the first call.
  * Every message goes to stderr prefixed "gemmtune:". Nothing here aborts. src/runtime/README.md
  * documents the formats.
  *

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/gt_envvars.h"
 #include "preload_db.h"
 #include "preload_internal.h"
 #include "rt_devices.h"
@@ -57,12 +58,22 @@ static bool env_flag(const char *name) {
          strcasecmp(v, "no") != 0 && strcasecmp(v, "off") != 0;
 }
 
+/* A GEMMTUNE_* variable the shim does not know changes nothing, which looks exactly like a
+ * working deployment: one line each, naming the variable it was probably meant to be. */
+static void warn_unknown(void *ctx, const char *name, const gt_env_var_t *nearest) {
+  (void)ctx;
+  gt_preload_say("%s is not a gemmtune variable and is ignored; did you mean %s (%s)?", name,
+                 nearest->name, nearest->what);
+}
+
 /* Loaded on the first interposed call, not at library load: processes the application spawns
- * (shells, compilers) inherit LD_PRELOAD but never call cuBLAS, and should stay silent. */
+ * (shells, compilers) inherit LD_PRELOAD but never call cuBLAS, and should stay silent; so the
+ * check of the variables runs here too, once per process that uses the shim. */
 static void shim_init(void) {
   gt_preload_state_t *g = &gt_preload;
   atomic_store(&g_started, 1);
   g->pid = getpid();
+  (void)gt_env_check(environ, warn_unknown, NULL);
   g->log = env_flag("GEMMTUNE_LOG");
   g->capture = env_path("GEMMTUNE_CAPTURE", g->capture_path, sizeof g->capture_path);
   g->stats = env_path("GEMMTUNE_STATS", g->stats_path, sizeof g->stats_path);

@@ -9,14 +9,38 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/gt_hindex.h"
 
 static const char *const k_disp[GT_DISP__COUNT] = {
     [GT_DISP_PASSED] = "passed",       [GT_DISP_FAILED_GATE] = "failed-gate",
     [GT_DISP_FAILED_RUN] = "failed-run", [GT_DISP_EXCLUDED] = "excluded",
     [GT_DISP_PRUNED] = "pruned",       [GT_DISP_BUDGET] = "not-reached",
+    [GT_DISP_UNSEARCHED] = "not-searched",
 };
 
 const char *gt_disp_name(gt_disp_t d) { return (unsigned)d < GT_DISP__COUNT ? k_disp[d] : "?"; }
+
+static const char *const k_stop[GT_STOP__COUNT] = {
+    [GT_STOP_NONE] = "-",          [GT_STOP_QUICK] = "quick space",
+    [GT_STOP_FULL] = "full space", [GT_STOP_FLOOR] = "floor",
+    [GT_STOP_NO_GAIN] = "no-gain", [GT_STOP_EXHAUSTED] = "space exhausted",
+    [GT_STOP_BUDGET] = "budget",
+};
+
+const char *gt_stop_name(gt_stop_t s) { return (unsigned)s < GT_STOP__COUNT ? k_stop[s] : "?"; }
+
+static const char *const k_modes[] = {[GT_SEARCH_FLOOR] = "floor", [GT_SEARCH_QUICK] = "quick",
+                                      [GT_SEARCH_FULL] = "full"};
+
+const char *gt_search_mode_name(gt_search_mode_t m) {
+  return (unsigned)m < sizeof k_modes / sizeof k_modes[0] ? k_modes[m] : "?";
+}
+
+bool gt_search_mode_parse(const char *s, gt_search_mode_t *out) {
+  for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++)
+    if (s && strcmp(s, k_modes[m]) == 0) return *out = (gt_search_mode_t)m, true;
+  return false;
+}
 
 void gt_search_opts_init(gt_search_opts_t *o, gt_backend_t backend) {
   memset(o, 0, sizeof *o);
@@ -28,6 +52,13 @@ void gt_search_opts_init(gt_search_opts_t *o, gt_backend_t backend) {
   o->settle_s = backend == GT_BACKEND_CUDA ? 0.3 : 0.0;
   o->entry = GT_ENTRY_DEFAULT;
   o->prune_fraction = 0.25;
+  o->mode = GT_SEARCH_FLOOR;
+  /* Floors use datasheet rates, which no kernel sustains (on the H200 the best streams reach
+   * 92-96% of 4.8 TB/s): within 10% is at the ceiling. */
+  o->floor_threshold = 0.10;
+  o->widen_gain = 0.02;
+  o->widen_patience = 3;
+  o->widen_step = 32;
 }
 
 static double now_s(void) {
@@ -124,12 +155,13 @@ typedef struct search {
   int quick_launches; /* launches per quick-pass sample (and the estimate's) */
   bool quick_full;    /* a quick sample is a careful one (prune_fraction >= 1) */
   size_t to_prune;
+  bool budget_hit;    /* --budget ended a pass: a candidate was marked not reached */
   /* The race: fin[0] is the baseline; loaded[j] is fin[j] loaded into b; dead[j] when it failed
    * while re-timing. */
   gt_cand_result_t **fin;
   struct gt_loaded **loaded;
   bool *dead;
-  size_t nfin;
+  size_t nfin, fin_cap;
 } search_t;
 
 /* The shape could not be searched: say why in out->failure (and return s). */
@@ -164,12 +196,17 @@ static void note_unavailable(search_t *S, size_t *ulen, const char *fmt, ...) {
 }
 
 /* ---- enumerate: every selected, ready provider of the backend lists its candidates ---------- */
-static gt_status_t enumerate(search_t *S, gt_cand_list_t *list) {
+/* Whether the search runs over the full space from the start (one pass, no widening). */
+static bool full_space(const gt_search_opts_t *o) {
+  return o->exhaustive || o->mode == GT_SEARCH_FULL;
+}
+
+/* Every selected, ready provider's candidates for the problem into list, from its full space when
+ * `exhaustive`. With `notes` (the first listing) the providers that are not ready, or fail to
+ * enumerate, are noted in out->unavailable, and the baseline provider's part in it recorded. */
+static void list_providers(search_t *S, gt_cand_list_t *list, bool exhaustive, bool notes) {
   const gt_search_opts_t *o = S->o;
-  phase(S->ev, "enumerate", 0, 0);
-  S->base_prov =
-      gt_provider_baseline(o->backend, o->entry, S->p, S->base_why, sizeof S->base_why);
-  gt_enum_opts_t eo = {.max_candidates = o->max_candidates, .exhaustive = o->exhaustive,
+  gt_enum_opts_t eo = {.max_candidates = o->max_candidates, .exhaustive = exhaustive,
                        .device = o->measure.device, .entry = o->entry,
                        .workspace = o->workspace};
   size_t ulen = 0;
@@ -178,18 +215,26 @@ static gt_status_t enumerate(search_t *S, gt_cand_list_t *list) {
     if (prov->backend != o->backend) continue;
     if (o->providers && *o->providers && !gt_search_name_in_list(o->providers, prov->name)) continue;
     if (gt_provider_ready(prov) != GT_OK) {
-      note_unavailable(S, &ulen, "%s: %s", prov->name, gt_err_msg());
+      if (notes) note_unavailable(S, &ulen, "%s: %s", prov->name, gt_err_msg());
       continue;
     }
-    if (prov == S->base_prov) S->base_listed = true;
+    if (notes && prov == S->base_prov) S->base_listed = true;
     gt_err_clear();
     gt_status_t s = prov->enumerate(S->p, &eo, list);
-    if (s != GT_OK) {
+    if (s != GT_OK && notes) {
       if (prov == S->base_prov)
         snprintf(S->base_enum_err, sizeof S->base_enum_err, "%s", gt_err_msg());
       note_unavailable(S, &ulen, "%s: enumerate failed: %s", prov->name, gt_err_msg());
     }
   }
+}
+
+static gt_status_t enumerate(search_t *S, gt_cand_list_t *list) {
+  const gt_search_opts_t *o = S->o;
+  phase(S->ev, "enumerate", 0, 0);
+  S->base_prov =
+      gt_provider_baseline(o->backend, o->entry, S->p, S->base_why, sizeof S->base_why);
+  list_providers(S, list, full_space(o), true);
   S->out->c = calloc(list->n ? list->n : 1, sizeof *S->out->c);
   if (!S->out->c) {
     gt_cand_list_free(list);
@@ -320,10 +365,14 @@ static bool budget_spent(search_t *S, gt_cand_result_t *r) {
   if (budget <= 0 || now_s() - S->t0 <= budget) return false;
   r->disp = GT_DISP_BUDGET;
   snprintf(r->why, sizeof r->why, "prune pass stopped at --budget %.1f s", budget);
+  S->budget_hit = true;
   return true;
 }
 
-static gt_status_t prune(search_t *S) {
+/* The quick pass over candidates [from, to) still to be ranked (disposition pruned), reported as
+ * phase `name` with `total` of them. */
+static gt_status_t prune_range(search_t *S, size_t from, size_t to, const char *name,
+                               size_t total) {
   const gt_search_opts_t *o = S->o;
   const gt_harness_ops_t *h = S->h;
   gt_search_result_t *out = S->out;
@@ -335,11 +384,11 @@ static gt_status_t prune(search_t *S) {
   const gt_cand_result_t *base = &out->c[out->baseline];
   const double base_s = base->prune_us > 0 ? base->prune_us * 1e-6 : 0;
   size_t done = 0;
-  for (size_t i = 0; i < out->n; i++) {
+  for (size_t i = from; i < to; i++) {
     gt_cand_result_t *r = &out->c[i];
     if ((int)i == out->baseline || r->disp != GT_DISP_PRUNED) continue;
     if (budget_spent(S, r)) continue;
-    phase(S->ev, "prune", ++done, S->to_prune);
+    phase(S->ev, name, ++done, total);
     announce(S->ev, &r->cand);
     struct gt_loaded *l = NULL;
     gt_err_clear();
@@ -361,6 +410,253 @@ static gt_status_t prune(search_t *S) {
       return shape_failed(S, s, "candidate %s faulted: %s", r->cand.name, r->why);
   }
   return GT_OK;
+}
+
+/* ---- the budget: how far past the quick pass a shape's search goes ---------------------------- */
+/* The best quick-pass time of everything ranked so far, the baseline's included (0: none). */
+static double best_quick(const search_t *S) {
+  double best = 0;
+  for (size_t i = 0; i < S->out->n; i++) {
+    const double us = S->out->c[i].prune_us;
+    if (us > 0 && (best == 0 || us < best)) best = us;
+  }
+  return best;
+}
+
+static void set_stop(search_t *S, gt_stop_t stop, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_stop(search_t *S, gt_stop_t stop, const char *fmt, ...) {
+  S->out->stop = stop;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(S->out->stop_why, sizeof S->out->stop_why, fmt, ap);
+  va_end(ap);
+}
+
+/* The floor rule: the baseline is within floor_threshold of the floor, so no candidate can gain
+ * what a wider search would cost. Stops the search (and says so) when it holds. Only the
+ * baseline's time is trusted here: it passed the gate, while a quick time below the floor is
+ * more often a wrong candidate (one that skips work) than a fast one. */
+static bool at_floor(search_t *S) {
+  const gt_search_result_t *out = S->out;
+  const double thr = S->o->floor_threshold;
+  const double share = gt_floor_share(&out->floor, out->c[out->baseline].prune_us);
+  if (thr < 0 || share <= 0 || share < 1 - thr) return false;
+  set_stop(S, GT_STOP_FLOOR, "baseline at %.0f%% of the %s floor (%.4g us; the rule: within "
+           "%.0f%%)", 100 * share, gt_bound_name(out->floor.bound), out->floor.us, 100 * thr);
+  return true;
+}
+
+typedef struct name_set {
+  const gt_search_result_t *out;
+  const char *name;
+} name_set_t;
+
+static bool same_name(void *ctx, size_t i) {
+  const name_set_t *q = ctx;
+  return strcmp(q->out->c[i].cand.name, q->name) == 0;
+}
+
+static uint64_t name_hash(const char *name) { return gt_hindex_hash_bytes(name, strlen(name)); }
+
+/* The order in which the full space is widened into: each provider keeps its own order (a
+ * provider lists its full space so that any prefix samples it evenly), and the providers are
+ * interleaved by relative position, so every widening takes from each in proportion to its
+ * size. key[i] is candidate i's position within its provider, as a fraction. */
+typedef struct pool_item {
+  double key;
+  size_t idx;
+} pool_item_t;
+
+static int cmp_pool(const void *a, const void *b) {
+  const pool_item_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+enum { POOL_MAX_PROVIDERS = 64 };
+
+/* The slot of provider p among the *np seen so far (added when new; the last slot when full). */
+static size_t provider_slot(const gt_provider_t **seen, size_t *np, const gt_provider_t *p) {
+  size_t i = 0;
+  while (i < *np && seen[i] != p) i++;
+  if (i == *np && *np < POOL_MAX_PROVIDERS) seen[(*np)++] = p;
+  return i < POOL_MAX_PROVIDERS ? i : POOL_MAX_PROVIDERS - 1;
+}
+
+static void pool_order(const gt_cand_list_t *l, const bool *take, pool_item_t *items, size_t *n) {
+  const gt_provider_t *seen[POOL_MAX_PROVIDERS];
+  size_t count[POOL_MAX_PROVIDERS] = {0}, rank[POOL_MAX_PROVIDERS] = {0}, np = 0;
+  for (size_t i = 0; i < l->n; i++)
+    if (take[i]) count[provider_slot(seen, &np, l->v[i].provider)]++;
+  *n = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    if (!take[i]) continue;
+    const size_t k = provider_slot(seen, &np, l->v[i].provider);
+    items[(*n)++] = (pool_item_t){((double)rank[k]++ + 0.5) / (double)count[k], i};
+  }
+  qsort(items, *n, sizeof *items, cmp_pool);
+}
+
+/* Append the full space's candidates the quick pass did not list, in widening order, as not
+ * searched (yet). Candidates a provider excludes there are counted, not kept: the quick space
+ * already explains its own, and the full space of a library holds tens of thousands. */
+static gt_status_t add_full_space(search_t *S) {
+  gt_search_result_t *out = S->out;
+  gt_cand_list_t list = {0};
+  phase(S->ev, "enumerate full space", 0, 0);
+  list_providers(S, &list, true, false);
+  gt_hindex_t seen = {0};
+  gt_status_t s = GT_OK;
+  for (size_t i = 0; i < out->n && s == GT_OK; i++)
+    s = gt_hindex_add(&seen, name_hash(out->c[i].cand.name), i);
+  bool *take = calloc(list.n + 1, sizeof *take);
+  pool_item_t *items = calloc(list.n + 1, sizeof *items);
+  size_t add = 0;
+  for (size_t i = 0; i < list.n && s == GT_OK && take; i++) {
+    name_set_t q = {out, list.v[i].name};
+    if (gt_hindex_find(&seen, name_hash(list.v[i].name), same_name, &q) >= 0) continue;
+    if (list.v[i].excluded) out->n_excluded++;
+    else take[i] = true, add++;
+  }
+  gt_cand_result_t *c = NULL;
+  if (s == GT_OK && (!take || !items || !(c = realloc(out->c, (out->n + add + 1) * sizeof *c))))
+    s = gt_err_set(GT_ERR_NOMEM, "out of memory");
+  if (s == GT_OK) {
+    out->c = c;
+    S->fin[0] = &out->c[out->baseline]; /* the race so far holds the baseline alone */
+    size_t npool;
+    pool_order(&list, take, items, &npool);
+    for (size_t k = 0; k < npool; k++) {
+      gt_cand_result_t *r = &out->c[out->n++];
+      memset(r, 0, sizeof *r);
+      r->cand = list.v[items[k].idx];
+      r->disp = GT_DISP_UNSEARCHED;
+      /* One that killed an earlier worker of this shape is not run again (classify's rule). */
+      if (gt_search_name_in_list(S->o->exclude, r->cand.name)) {
+        r->disp = GT_DISP_FAILED_RUN;
+        snprintf(r->why, sizeof r->why, "faulted or hung in an earlier attempt; not run again");
+      }
+    }
+  }
+  free(take);
+  free(items);
+  gt_hindex_free(&seen);
+  gt_cand_list_free(&list);
+  return s == GT_OK ? GT_OK : shape_failed(S, s, "full space: %s", gt_err_msg());
+}
+
+/* Widening w: the next widen_step x 2^(w-1) candidates of the full space, from index *next, made
+ * rankable and raced in the quick pass. Returns how many it raced. */
+static size_t widen_step(search_t *S, int w, size_t *next, gt_status_t *st) {
+  gt_search_result_t *out = S->out;
+  const size_t step = S->o->widen_step > 0 ? (size_t)S->o->widen_step : 32;
+  size_t want = w - 1 < 40 ? step << (w - 1) : (size_t)-1 / 2;
+  size_t from = *next, took = 0;
+  while (*next < out->n && took < want) {
+    gt_cand_result_t *r = &out->c[(*next)++];
+    if (r->disp != GT_DISP_UNSEARCHED) continue;
+    r->disp = GT_DISP_PRUNED;
+    out->n_active++;
+    took++;
+  }
+  char name[32];
+  snprintf(name, sizeof name, "widen %d", w);
+  *st = prune_range(S, from, *next, name, took);
+  return took;
+}
+
+/* Widen into the full space until a rule stops the search; the candidates no widening reached
+ * stay not searched, with the rule that stopped it. */
+static gt_status_t widen(search_t *S) {
+  const gt_search_opts_t *o = S->o;
+  gt_search_result_t *out = S->out;
+  size_t next = out->n;
+  gt_status_t s = add_full_space(S);
+  if (s != GT_OK) return s;
+  const int patience = o->widen_patience > 0 ? o->widen_patience : 3;
+  int nogain = 0;
+  char gains[128] = "";
+  for (int w = 1;; w++) {
+    if (next >= out->n) {
+      if (out->widenings == 0)
+        set_stop(S, GT_STOP_EXHAUSTED, "the full space holds nothing the quick pass did not race");
+      else
+        set_stop(S, GT_STOP_EXHAUSTED, "all %zu candidates of the full space beyond the quick "
+                 "pass raced in %d widenings", out->n_widened, out->widenings);
+      break;
+    }
+    const double before = out->best_quick_us;
+    const size_t took = widen_step(S, w, &next, &s);
+    if (s != GT_OK) return s;
+    if (took == 0) continue; /* only faulted ones were left: the loop ends at the space's end */
+    out->n_widened += took;
+    out->widenings = w;
+    out->best_quick_us = best_quick(S);
+    const double gain = before > 0 && out->best_quick_us > 0 ? before / out->best_quick_us - 1 : 0;
+    if (gain >= o->widen_gain) {
+      nogain = 0, gains[0] = '\0';
+    } else {
+      nogain++;
+      size_t gl = strlen(gains);
+      snprintf(gains + gl, sizeof gains - gl, "%s%.1f%%", gl ? ", " : "", 100 * gain);
+    }
+    if (S->budget_hit) {
+      set_stop(S, GT_STOP_BUDGET, "--budget %.1f s spent in widening %d", o->budget_s, w);
+      break;
+    }
+    if (nogain >= patience) {
+      set_stop(S, GT_STOP_NO_GAIN, "%d widenings in a row gained under %.0f%% (%s)", patience,
+               100 * o->widen_gain, gains);
+      break;
+    }
+  }
+  for (size_t i = next; i < out->n; i++)
+    if (out->c[i].disp == GT_DISP_UNSEARCHED) {
+      out->n_unsearched++;
+      snprintf(out->c[i].why, sizeof out->c[i].why, "the search stopped (%s) after widening %d",
+               gt_stop_name(out->stop), out->widenings);
+    }
+  return GT_OK;
+}
+
+/* After the quick pass: one pass was asked for, --budget is spent, the floor rule holds, or the
+ * search widens. Sets out->stop. */
+static gt_status_t search_budget(search_t *S) {
+  const gt_search_opts_t *o = S->o;
+  gt_search_result_t *out = S->out;
+  out->best_quick_us = best_quick(S);
+  const bool one_pass = o->profile_all || o->baseline_only || (o->only && *o->only) ||
+                        full_space(o) || o->mode != GT_SEARCH_FLOOR;
+  if (S->budget_hit) {
+    set_stop(S, GT_STOP_BUDGET, "--budget %.1f s spent in the quick pass", o->budget_s);
+    return GT_OK;
+  }
+  if (one_pass) {
+    if (full_space(o)) set_stop(S, GT_STOP_FULL, "the full space, in one pass");
+    else set_stop(S, GT_STOP_QUICK, "the default space, in one pass");
+    return GT_OK;
+  }
+  if (at_floor(S)) return GT_OK;
+  return widen(S);
+}
+
+/* Why each candidate the quick pass ranked out was cut: its quick time against the best one
+ * (named: it may be one the gate rejected later). */
+static void note_prune_reasons(search_t *S) {
+  gt_search_result_t *out = S->out;
+  const gt_cand_result_t *best = NULL;
+  for (size_t i = 0; i < out->n; i++)
+    if (out->c[i].prune_us > 0 && (!best || out->c[i].prune_us < best->prune_us)) best = &out->c[i];
+  if (!best) return;
+  for (size_t i = 0; i < out->n; i++) {
+    gt_cand_result_t *r = &out->c[i];
+    if ((int)i == out->baseline || r->disp != GT_DISP_PRUNED || r->prune_us <= 0 || r->why[0])
+      continue;
+    snprintf(r->why, sizeof r->why, "%.2fx the best quick time (%.3f us vs %.3f us, %.80s)%s",
+             r->prune_us / best->prune_us, r->prune_us, best->prune_us, best->cand.name,
+             r->gated && r->gate.passed ? "; passed the gate, behind the finalists" : "");
+  }
 }
 
 /* ---- gate finalists: walk the ranking until `finalists` have passed the gate ---------------- */
@@ -504,6 +800,11 @@ static void fill_row(search_t *S, const gt_cand_result_t *w) {
   for (size_t i = 0; i < out->n; i++)
     if (out->c[i].cand.splitk) row->splitk_searched = true;
   snprintf(row->baseline, sizeof row->baseline, "%s", base->cand.name);
+  if (out->floor.us > 0) {
+    row->floor_us = out->floor.us;
+    row->floor_bound = out->floor.bound;
+    row->floor_pct = 100 * out->floor.us / w->time.median;
+  }
 }
 
 static gt_status_t decide(search_t *S) {
@@ -537,17 +838,33 @@ static void release(search_t *S) {
 }
 
 /* The phases after enumeration, in order; each returns an error when the shape cannot go on. */
-static gt_status_t search_phases(search_t *S) {
-  size_t n = S->out->n + 1;
-  S->fin = malloc(n * sizeof *S->fin);
-  S->loaded = calloc(n, sizeof *S->loaded);
-  S->dead = calloc(n, sizeof *S->dead);
-  if (!S->fin || !S->loaded || !S->dead)
+/* The race's arrays, room for every candidate: grown when the full space has been added. */
+static gt_status_t race_arrays(search_t *S) {
+  const size_t n = S->out->n + 1;
+  if (n <= S->fin_cap) return GT_OK;
+  gt_cand_result_t **fin = realloc(S->fin, n * sizeof *fin);
+  if (fin) S->fin = fin;
+  struct gt_loaded **loaded = realloc(S->loaded, n * sizeof *loaded);
+  if (loaded) S->loaded = loaded;
+  bool *dead = realloc(S->dead, n * sizeof *dead);
+  if (dead) S->dead = dead;
+  if (!fin || !loaded || !dead)
     return shape_failed(S, gt_err_set(GT_ERR_NOMEM, "out of memory"), "out of memory");
-  gt_status_t s = measure_baseline(S);
+  for (size_t j = S->fin_cap; j < n; j++) S->loaded[j] = NULL, S->dead[j] = false;
+  S->fin_cap = n;
+  return GT_OK;
+}
+
+static gt_status_t search_phases(search_t *S) {
+  gt_status_t s = race_arrays(S);
+  if (s != GT_OK) return s;
+  s = measure_baseline(S);
   if (s != GT_OK || S->o->estimate_only) return s;
-  if ((s = prune(S)) != GT_OK) return s;
+  if ((s = prune_range(S, 0, S->out->n, "prune", S->to_prune)) != GT_OK) return s;
+  if ((s = search_budget(S)) != GT_OK) return s;
+  if ((s = race_arrays(S)) != GT_OK) return s;
   gate_finalists(S);
+  note_prune_reasons(S);
   settle(S);
   if ((s = race(S)) != GT_OK) return s;
   release(S);
@@ -560,6 +877,7 @@ gt_status_t gt_search_run(const gt_problem_t *p, const gt_search_opts_t *o,
   memset(out, 0, sizeof *out);
   out->problem = *p;
   out->baseline = out->best = -1;
+  gt_roof_floor(&o->roof, p, &out->floor);
   S.h = gt_harness_for(o->backend);
   if (!S.h) {
     out->status = gt_err_set(GT_ERR_UNSUPPORTED, "this build has no %s harness",

@@ -225,8 +225,9 @@ int gt_cli_problem_finish(const char *cmd, gt_cli_problem_t *cp, const gt_device
 
 /* ---- search options ----------------------------------------------------------------------- */
 enum {
-  SO_WARM = 2000, SO_FENCED, SO_ROUNDS, SO_FINALISTS, SO_MINIMP, SO_BUDGET, SO_EXHAUSTIVE, SO_PROVIDERS,
-  SO_DEVICE, SO_INIT, SO_SEED, SO_BACKEND, SO_MAXCAND, SO_ESTIMATE, SO_CPU, SO_SETTLE
+  SO_WARM = 2000, SO_FENCED, SO_ROUNDS, SO_FINALISTS, SO_MINIMP, SO_BUDGET, SO_EXHAUSTIVE,
+  SO_PROVIDERS, SO_DEVICE, SO_INIT, SO_SEED, SO_BACKEND, SO_MAXCAND, SO_ESTIMATE, SO_CPU,
+  SO_SETTLE, SO_SEARCH, SO_FLOOR, SO_WIDEN_STEP
 };
 
 /* ---- the shared option table ------------------------------------------------------------------ */
@@ -281,7 +282,22 @@ static const shared_opt_t k_shared[] = {
      "  --providers A,B        only these providers (default: every provider ready here;\n"
      "                         'gemmtune list' names them)\n"},
     {GT_OPT_CANDS, {"exhaustive", NOARG, 0, SO_EXHAUSTIVE},
-     "  --exhaustive           providers enumerate their full space (cuBLASLt: every config)\n"},
+     "  --exhaustive           providers enumerate their full space (cuBLASLt: every config,\n"
+     "                         own kernels: every instance the hard rules allow): --search full\n"},
+    {GT_OPT_RACE, {"search", REQ, 0, SO_SEARCH},
+     "  --search floor|quick|full  how much of the space a shape gets (default floor): floor:\n"
+     "                         the quick pass over the default space, then, unless the floor\n"
+     "                         rule stops it, widenings into the full space until 3 in a row\n"
+     "                         each gain under 2%, the space is exhausted or --budget is spent;\n"
+     "                         quick: the default space only; full: the whole full space in\n"
+     "                         one pass, no stopping rule (the plain exhaustive search)\n"},
+    {GT_OPT_RACE, {"floor-threshold", REQ, 0, SO_FLOOR},
+     "  --floor-threshold PCT  the floor rule: a shape whose baseline is within PCT% of its\n"
+     "                         roofline floor gets the quick race only (default 10; 'off': no\n"
+     "                         floor rule, every shape widens)\n"},
+    {GT_OPT_RACE, {"widen-step", REQ, 0, SO_WIDEN_STEP},
+     "  --widen-step N         candidates of the first widening; each next one doubles\n"
+     "                         (default 32)\n"},
     {GT_OPT_CANDS, {"max-candidates", REQ, 0, SO_MAXCAND},
      "  --max-candidates N     per-provider cap on candidates (0 = provider default)\n"},
     {GT_OPT_RACE, {"finalists", REQ, 0, SO_FINALISTS},
@@ -292,9 +308,10 @@ static const shared_opt_t k_shared[] = {
      "                         baseline's own spread is required too when larger\n"},
     {GT_OPT_RACE, {"budget", REQ, 0, SO_BUDGET},
      "  --budget S             seconds per shape for everything up to the end of the prune\n"
-     "                         pass (default: no limit): the pass stops when they are spent and\n"
-     "                         the candidates it did not reach are counted; the gate and the\n"
-     "                         re-time rounds come on top (--finalists and --rounds bound them)\n"},
+     "                         pass and its widenings (default: no limit): the pass stops when\n"
+     "                         they are spent (the budget rule) and the candidates it did not\n"
+     "                         reach are counted; the gate and the re-time rounds come on top\n"
+     "                         (--finalists and --rounds bound them)\n"},
     {GT_OPT_TIMING, {"settle", REQ, 0, SO_SETTLE},
      "  --settle S             run the baseline at least S seconds before the race, then\n"
      "                         until the SM clock stops moving (at most 10x S), so every\n"
@@ -442,6 +459,22 @@ int gt_cli_search_opt(const char *cmd, gt_cli_search_t *cs, int id, const char *
       cs->settle_given = true;
       return 1;
     case SO_EXHAUSTIVE: o->exhaustive = true; return 1;
+    case SO_SEARCH:
+      if (!gt_search_mode_parse(arg, &o->mode))
+        return gt_cli_usage_error(cmd, "--search wants floor, quick or full, got '%s'", arg), -1;
+      return 1;
+    case SO_FLOOR:
+      if (strcmp(arg, "off") == 0) return o->floor_threshold = -1, 1;
+      if (parse_pos_double(cmd, "--floor-threshold", arg, &d) < 0) return -1;
+      if (d >= 100)
+        return gt_cli_usage_error(cmd, "--floor-threshold wants a percentage below 100 or "
+                                       "'off', got '%s'", arg), -1;
+      o->floor_threshold = d / 100.0;
+      return 1;
+    case SO_WIDEN_STEP:
+      if (parse_pos_int(cmd, "--widen-step", arg, &o->widen_step) < 0) return -1;
+      if (o->widen_step < 1) return gt_cli_usage_error(cmd, "--widen-step must be >= 1"), -1;
+      return 1;
     case SO_ESTIMATE: o->estimate_only = true; return 1;
     case SO_PROVIDERS: return check_providers(cmd, arg) ? (o->providers = arg, 1) : -1;
     case SO_CPU: cs->backend_name = "host"; return 1;
@@ -477,6 +510,7 @@ int gt_cli_pick_backend(const char *cmd, gt_cli_search_t *cs, gt_device_info_t *
                          : gt_err_set(GT_ERR_UNSUPPORTED, "this build has no CUDA support");
     if (s == GT_OK && cuda->describe(cs->so.measure.device, dev) == GT_OK) {
       cs->so.backend = GT_BACKEND_CUDA;
+      cs->so.roof = dev->roof;
       if (!cs->settle_given) cs->so.settle_s = 0.3;
       return 0;
     }
@@ -486,6 +520,7 @@ int gt_cli_pick_backend(const char *cmd, gt_cli_search_t *cs, gt_device_info_t *
   cs->so.backend = GT_BACKEND_HOST;
   gt_status_t s = gt_harness_host.describe(0, dev);
   if (s != GT_OK) return gt_cli_fail(cmd, s);
+  cs->so.roof = dev->roof;
   return 0;
 }
 

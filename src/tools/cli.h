@@ -162,6 +162,36 @@ int gt_cli_device_here(const char *cmd, const gt_cli_search_t *cs, gt_db_device_
  * refused rows. */
 size_t gt_cli_note_db_device(const char *cmd, const gt_db_t *db, const gt_db_device_t *here);
 
+/* ---- the floor and the search budget (cli_floor.c) -------------------------------------------- */
+/* A share of the floor as a percentage for humans: "91", "2.6" below 10%, "-" when unknown. */
+void gt_cli_floor_pct(char *buf, size_t cap, double share);
+/* "floor 12.35 us: baseline 55% and winner 91% of the bandwidth floor" (improved); "... baseline
+ * 55% of the bandwidth floor, kept (best other 57%)"; "floor not known for this device". */
+void gt_cli_floor_text(const gt_floor_t *f, double base_us, double best_us, bool improved,
+                       char *buf, size_t cap);
+/* What the budget did and the rule that stopped it (stop is a gt_stop_t, why its numbers):
+ * "search: quick race only; stopped: floor: baseline at 97% of the bandwidth floor ...",
+ * "search: quick pass + 3 widenings (+56 candidates, 192 not searched); stopped: no-gain: ...". */
+void gt_cli_search_text(int stop, const char *why, int widenings, size_t n_widened,
+                        size_t n_unsearched, char *buf, size_t cap);
+
+/* ---- the environment (cli_env.c) ------------------------------------------------------------ */
+/* Before a command runs: warn about every GEMMTUNE_* variable nobody reads, naming the nearest
+ * known one (not for run and capture: the shim in their command says it), and, for the commands
+ * that start no process with the shim, about shim variables (GEMMTUNE_DB, _CAPTURE, _STATS) set
+ * while this process has no shim loaded. Prints nothing on the normal path. */
+void gt_cli_env_warn(const char *cmd);
+/* Whether libgemmtune_preload.so is loaded in this process. */
+bool gt_cli_shim_loaded(void);
+/* A note when the environment holds `name` with another value than the command will get (value;
+ * NULL: the command gets it set or cleared per run), saying how (`how`). */
+void gt_cli_env_replaced(const char *cmd, const char *name, const char *value, const char *how);
+/* Before run, capture or verify start argv with lib in LD_PRELOAD: warn when the shim will not be
+ * in effect there (lib's path holds a ':' or ' '; the program, or its script's interpreter, is
+ * set-user-ID or statically linked; a launcher that drops the environment: sudo, su, doas, ssh,
+ * docker/podman run, env -i). */
+void gt_cli_preload_check(const char *cmd, const char *lib, char *const *argv);
+
 /* Subcommands. */
 int gt_cmd_list(int argc, char **argv);
 int gt_cmd_shapes(int argc, char **argv);

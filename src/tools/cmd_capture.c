@@ -94,6 +94,8 @@ int gt_cmd_capture(int argc, char **argv) {
     snprintf(outabs, sizeof outabs, "%s/%s", cwd, out);
   }
   unlink(outabs); /* a stale file must not pass for this run's capture */
+  gt_cli_env_replaced("capture", "GEMMTUNE_CAPTURE", outabs, "capture sets it to -o");
+  gt_cli_preload_check("capture", lib, argv + optind);
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) return fprintf(stderr, "gemmtune capture: fork: %s\n", strerror(errno)), EX_IOERR_;

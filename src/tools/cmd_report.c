@@ -86,19 +86,6 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
 
 /* ---- roofs -------------------------------------------------------------------------------------- */
 
-/* Datasheet dense rates (TFLOP/s or TOPS) and bandwidth (GB/s) of the GPUs gemmtune is measured
- * on, found by name and SM count; 0: the type has no tensor-core path there. */
-static const struct {
-  const char *name; /* a substring of the device name */
-  int sms;          /* 0: any */
-  double gbps, t16, t8, tf32, f32;
-} k_devices[] = {
-    {"H200", 0, 4800, 989.4, 1978.9, 494.7, 66.9},
-    {"H100", 132, 3350, 989.4, 1978.9, 494.7, 66.9}, /* SXM */
-    {"H100", 114, 2000, 756.5, 1513.0, 378.0, 51.2}, /* PCIe */
-    {"A100", 108, 2039, 312.0, 0, 156.0, 19.5},
-};
-
 /* The roofline a key belongs to: its input type, and for f32 how the products are made. */
 static void key_dtype(const gt_problem_t *k, char *b, size_t n) {
   if (k->a_type == GT_DT_F32)
@@ -107,38 +94,26 @@ static void key_dtype(const gt_problem_t *k, char *b, size_t n) {
     snprintf(b, n, "%s", gt_dtype_name(k->a_type));
 }
 
-static double gpu_rate(size_t d, const char *dtype) {
-  if (!strcmp(dtype, "f32 (tf32)")) return k_devices[d].tf32;
-  if (!strcmp(dtype, "f32 (f32)") || !strcmp(dtype, "f64")) return k_devices[d].f32;
-  if (!strncmp(dtype, "f8", 2) || !strcmp(dtype, "i8")) return k_devices[d].t8;
-  return k_devices[d].t16;
-}
-
 /* Fill every roof: the options, else the device table, else (a CPU DB) this host's estimates. */
 static void fill_roofs(gt_report_t *r, const report_args_t *a) {
-  size_t dev = (size_t)-1;
-  for (size_t i = 0; i < sizeof k_devices / sizeof k_devices[0] && dev == (size_t)-1; i++)
-    if (strstr(r->device, k_devices[i].name) && (!k_devices[i].sms || k_devices[i].sms == r->sm_count))
-      dev = i;
+  gt_roof_t roof;
+  bool known = gt_roof_datasheet(r->device, r->sm_count, &roof);
   gt_device_info_t host;
-  bool cpu = strcmp(r->arch, "cpu") == 0 && gt_harness_host.describe(0, &host) == GT_OK;
-  if (dev != (size_t)-1)
-    snprintf(r->roof_source, sizeof r->roof_source, "the %s datasheet's dense rates and bandwidth",
-             k_devices[dev].name);
+  bool cpu = !known && strcmp(r->arch, "cpu") == 0 && gt_harness_host.describe(0, &host) == GT_OK;
+  if (known)
+    snprintf(r->roof_source, sizeof r->roof_source, "%s", roof.source);
   else if (cpu)
     snprintf(r->roof_source, sizeof r->roof_source, "this host's estimates (%s; "
              "GEMMTUNE_CPU_PEAK_GFLOPS, GEMMTUNE_CPU_PEAK_GBPS)", host.name);
   else
     snprintf(r->roof_source, sizeof r->roof_source, "not known for this device: give "
              "--peak-tflops and --peak-gbps");
+  if (cpu) roof = host.roof;
   for (size_t i = 0; i < r->nroofs; i++) {
     gt_report_roof_t *ro = &r->roofs[i];
-    if (dev != (size_t)-1) {
-      ro->peak_flops = gpu_rate(dev, ro->dtype) * 1e12;
-      ro->bw = k_devices[dev].gbps * 1e9;
-    } else if (cpu) {
-      ro->peak_flops = host.peak_tflops * 1e12;
-      ro->bw = host.peak_gbps * 1e9;
+    if (known || cpu) {
+      ro->peak_flops = roof.tflops[ro->rate] * 1e12;
+      ro->bw = roof.gbps * 1e9;
     }
     if (a->peak_tflops > 0) ro->peak_flops = a->peak_tflops * 1e12;
     if (a->peak_gbps > 0) ro->bw = a->peak_gbps * 1e9;
@@ -174,7 +149,10 @@ static int add_keys(gt_report_t *r, const gt_db_t *db) {
     k->share = -1;
     size_t j = 0;
     while (j < r->nroofs && strcmp(r->roofs[j].dtype, k->dtype)) j++;
-    if (j == r->nroofs) snprintf(r->roofs[r->nroofs++].dtype, sizeof r->roofs[0].dtype, "%s", k->dtype);
+    if (j == r->nroofs) {
+      snprintf(r->roofs[r->nroofs].dtype, sizeof r->roofs[0].dtype, "%s", k->dtype);
+      r->roofs[r->nroofs++].rate = gt_roof_rate_of(&row->key);
+    }
   }
   if (db->n) {
     snprintf(r->arch, sizeof r->arch, "%s", db->rows[0].key.arch);

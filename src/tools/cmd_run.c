@@ -87,6 +87,8 @@ int gt_cmd_run(int argc, char **argv) {
   }
   char real[4096];
   if (realpath(lib, real)) lib = real;
+  gt_cli_env_replaced("run", "GEMMTUNE_DB", dbs, "run sets it to the --db list");
+  gt_cli_preload_check("run", lib, argv + optind);
   const char *old = getenv("LD_PRELOAD");
   char pre[8192];
   snprintf(pre, sizeof pre, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");

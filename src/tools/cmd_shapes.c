@@ -29,6 +29,25 @@ static const char k_examples[] =
 
 enum { S_FORMAT = 3000, S_HELP };
 
+/* The device line: the bf16/f16 peak and the bandwidth the floors use, the ridge point, the
+ * other types' peaks where they differ, and where the figures come from. */
+static void print_roof(const gt_device_info_t *dev) {
+  const gt_roof_t *r = &dev->roof;
+  const double t16 = r->tflops[GT_RATE_TC16];
+  printf("device: %s (%s, %d %s), peak %.3g TFLOP/s, %.4g GB/s, ridge %.3g FLOP/byte\n",
+         dev->name, dev->arch, dev->sm_count, strcmp(dev->arch, "cpu") ? "SMs" : "cores", t16,
+         r->gbps, r->gbps > 0 ? t16 * 1e12 / (r->gbps * 1e9) : 0);
+  bool same = true;
+  for (int k = 0; k < GT_RATE__COUNT; k++) same = same && r->tflops[k] == t16;
+  if (!same) {
+    printf("peaks by type:");
+    for (int k = 0; k < GT_RATE__COUNT; k++)
+      printf("%s %s %.4g", k ? "," : "", gt_rate_name((gt_rate_t)k), r->tflops[k]);
+    printf(" TFLOP/s\n");
+  }
+  printf("roofline from %s\n", r->source);
+}
+
 int gt_cmd_shapes(int argc, char **argv) {
   static const struct option own[] = {{"format", required_argument, 0, S_FORMAT},
                                       {"help", no_argument, 0, S_HELP},
@@ -72,12 +91,7 @@ int gt_cmd_shapes(int argc, char **argv) {
   gt_status_t s = gt_shapes_read(argv[optind], &cp.p, &sh, &merged);
   if (s != GT_OK) return gt_cli_fail("shapes", s);
   gt_cli_backend_note("shapes", &cs);
-  double peak = dev.peak_tflops * 1e12, bw = dev.peak_gbps * 1e9;
-  double ridge = peak / bw;
-  if (fmt == GT_FMT_TABLE)
-    printf("device: %s (%s, %d %s), peak %.3g TFLOP/s, %.4g GB/s, ridge %.3g FLOP/byte\n",
-           dev.name, dev.arch, dev.sm_count, strcmp(dev.arch, "cpu") ? "SMs" : "cores",
-           dev.peak_tflops, dev.peak_gbps, ridge);
+  if (fmt == GT_FMT_TABLE) print_roof(&dev);
   static const char *const names[] = {"line", "label", "mapping", "gflop", "mbytes", "flop_per_byte",
                                       "regime", "floor_us", "calls", "share", "tunable"};
   static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 0};
@@ -86,21 +100,25 @@ int gt_cmd_shapes(int argc, char **argv) {
   size_t untunable = 0;
   for (size_t i = 0; i < sh.n; i++) {
     const gt_shape_t *x = &sh.v[i];
-    double fl = gt_problem_flops(&x->p), by = gt_problem_min_bytes(&x->p);
-    double ai = fl / by, floor_s = fl / peak > by / bw ? fl / peak : by / bw;
+    gt_floor_t f;
+    gt_roof_floor(&dev.roof, &x->p, &f); /* the floor tune and profile report shares of */
+    const double fl = f.flops, by = f.bytes, ai = fl / by;
     char line[16], gf[32], mb[32], ais[32], fus[32], calls[32], share[32];
     snprintf(line, sizeof line, "%d", x->line);
     snprintf(gf, sizeof gf, "%.3f", fl / 1e9);
     snprintf(mb, sizeof mb, "%.2f", by / 1e6);
     snprintf(ais, sizeof ais, "%.1f", ai);
-    snprintf(fus, sizeof fus, "%.2f", floor_s * 1e6);
+    snprintf(fus, sizeof fus, f.us > 0 ? "%.2f" : "-", f.us);
     snprintf(calls, sizeof calls, "%ld", x->calls);
     snprintf(share, sizeof share, "%.4f", x->share);
     char tunable[GT_SHAPE_REASON_MAX + 8];
     snprintf(tunable, sizeof tunable, "%s%s", x->not_tunable[0] ? "no: " : "yes", x->not_tunable);
     untunable += x->not_tunable[0] != '\0';
     const char *cells[] = {line, x->label[0] ? x->label : "-", x->view, gf, mb, ais,
-                           ai > ridge ? "compute" : "memory", fus, x->calls ? calls : "-",
+                           f.bound == GT_BOUND_COMPUTE  ? "compute"
+                           : f.bound == GT_BOUND_BANDWIDTH ? "memory"
+                                                           : "-",
+                           fus, x->calls ? calls : "-",
                            x->calls ? share : "-", tunable};
     gt_table_row(&t, cells);
   }

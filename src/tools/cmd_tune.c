@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +41,13 @@ static const char k_help[] =
     "no longer wins (no candidate beats the baseline by the threshold, or the choice now fails\n"
     "the gate) has its row removed: outcome 'retired', and 'retired: KEY: WHY' in the summary.\n"
     "A choice the race did not reach (another --providers set, --budget) keeps its row.\n"
+    "How much of the space a shape gets follows its roofline floor (see --search): a shape\n"
+    "whose baseline is within --floor-threshold of the floor gets the quick race only; others\n"
+    "widen into the full space until three widenings in a row each gain under 2%. Each shape's\n"
+    "third line gives its floor, the baseline's and the winner's share of it and the rule that\n"
+    "stopped its search ('floor 7.0 us: baseline 55% and winner 91% of the bandwidth floor |\n"
+    "search: quick pass + 3 widenings (...); stopped: no-gain: ...'); csv and json carry the\n"
+    "same in columns, DB rows the floor and the winner's share, the summary the tuned geomean.\n"
     "A shapes file from `gemmtune capture` names the cuBLAS the application loaded; tune loads\n"
     "that one too (cuBLASLt rows apply only to the version they were tuned with) and says so.\n"
     "Its rows marked not_tunable (GEMMs the workload ran that cannot be tuned: pointer-array or\n"
@@ -78,6 +86,8 @@ static const char k_examples[] =
     "    gemmtune merge parts -o tuned.db   # one GPU per rank, then one DB for every rank\n"
     "  gemmtune tune shapes.csv -o tuned.db --estimate --shard 8   # the 8-way plan\n"
     "  gemmtune tune shapes.csv -o tuned.db --resume             # continue a killed run\n"
+    "  gemmtune tune shapes.csv -o tuned.db --search full        # every shape, the whole space\n"
+    "  gemmtune tune shapes.csv -o tuned.db --floor-threshold 5  # quick race within 5% of it\n"
     "  (Slurm arrays, srun, torchrun, GNU parallel and deploying: docs/scale-out.md)\n\n"
     "Exit status: 0 every shape tuned (improved or not); 1 a shape failed; 64 usage (an unknown\n"
     "provider too); 65 malformed shapes file or DB; 66 missing shapes file; 69 no GPU with\n"
@@ -102,6 +112,12 @@ typedef struct shape_outcome {
   int throttled, sm_clock_mhz; /* clock-event (thermal/power) seen in a round; median SM clock */
   char faulted[1024]; /* candidates that killed a worker, comma separated */
   gt_tune_prev_t prev; /* the DB's row for the key before this race, and how its choice did */
+  /* The floor and the budget it gave the shape (gt_search_result_t says what each means). */
+  gt_floor_t floor;
+  int stop;           /* gt_stop_t */
+  char stop_why[256];
+  int widenings;
+  size_t n_widened, n_unsearched;
 } shape_outcome_t;
 
 /* What a worker sends its supervisor (gt_isolate messages). Both sides are the same binary, one
@@ -160,6 +176,12 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, const gt_se
   o->throttled = r->throttled;
   o->sm_clock_mhz = r->sm_clock_mhz;
   snprintf(o->failure, sizeof o->failure, "%s", r->failure);
+  o->floor = r->floor;
+  o->stop = r->stop;
+  snprintf(o->stop_why, sizeof o->stop_why, "%s", r->stop_why);
+  o->widenings = r->widenings;
+  o->n_widened = r->n_widened;
+  o->n_unsearched = r->n_unsearched;
   for (size_t i = 0; i < r->n; i++) {
     if (r->c[i].disp == GT_DISP_FAILED_GATE) o->n_failed_gate++;
     if (r->c[i].disp == GT_DISP_FAILED_RUN) o->n_failed_run++;
@@ -326,6 +348,7 @@ static int pick_backend_forked(gt_cli_search_t *cs, gt_device_info_t *dev) {
   }
   *dev = m.dev;
   cs->so.backend = (gt_backend_t)m.backend;
+  cs->so.roof = m.dev.roof; /* the floors the search is budgeted by */
   snprintf(cs->note, sizeof cs->note, "%s", m.note);
   if (cs->so.backend == GT_BACKEND_CUDA && !cs->settle_given) cs->so.settle_s = 0.3;
   return m.rc;
@@ -389,6 +412,10 @@ typedef struct tune_run {
   size_t n_untunable; /* marked rows (not_tunable): GEMMs the workload ran that cannot be tuned */
   double t_start, est_total, est_race;
   size_t n_ours; /* shapes this run tunes (its shard, less those --resume skips) */
+  size_t n_stop[GT_STOP__COUNT]; /* shapes by the rule that stopped their search */
+  int widenings;                 /* widenings over all shapes */
+  double log_speedup;            /* sum of log(speedup) over searched shapes (unchanged: 0) */
+  size_t n_speedup;
   int exit_code;
   char failures[4096];
 } tune_run_t;
@@ -850,9 +877,11 @@ static void print_header(tune_run_t *r) {
                       "will be noisy\n", dev->busy_processes);
   }
   static const char *const names[] = {"shape", "label", "mapping", "baseline_us", "best_us",
-                                      "speedup", "outcome", "winner", "note"};
-  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 0, 0};
-  gt_table_begin(&r->t, stdout, r->fmt, 9, names, num);
+                                      "speedup", "outcome", "winner", "note", "floor_us",
+                                      "floor_bound", "baseline_floor_pct", "winner_floor_pct",
+                                      "search_stop", "widenings", "search"};
+  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0};
+  gt_table_begin(&r->t, stdout, r->fmt, 16, names, num);
   if (r->fmt == GT_FMT_TABLE)
     printf("%5s  %-24s  %11s  %11s  %7s  %-9s  %s\n", "shape", "label / mapping", "baseline_us",
            "best_us", "speedup", "outcome", "winner");
@@ -968,6 +997,11 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
   return outcome;
 }
 
+/* Whether the shape was searched (not an estimate, not a failure): its floor shares mean something. */
+static bool s_searched(const shape_outcome_t *o) {
+  return o->status == GT_OK && o->stop != GT_STOP_NONE && o->base_us > 0;
+}
+
 /* One shape's line(s) on stdout, then its journal entry. */
 static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char *key,
                         const shape_outcome_t *o, const gt_db_row_t *row, bool have_row,
@@ -980,13 +1014,30 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
            have_row ? row->speedup : o->base_us > 0 && o->best_us > 0 ? o->base_us / o->best_us : 0);
   snprintf(winner, sizeof winner, "%s%s%s", have_row ? row->provider : "", have_row ? "/" : "",
            have_row ? row->instance : "-");
+  /* The floor: the baseline's share of it and, after tuning, the share of what now runs (the
+   * winner, or the baseline kept). */
+  char floor_txt[256], search_txt[512], fus[32] = "-", bpct[16], wpct[16], widen[16];
+  const double now_us = have_row ? row->time_us : o->base_us;
+  gt_cli_floor_text(&o->floor, o->base_us, have_row ? row->time_us : o->best_us, have_row,
+                    floor_txt, sizeof floor_txt);
+  gt_cli_search_text(o->stop, o->stop_why, o->widenings, o->n_widened, o->n_unsearched,
+                     search_txt, sizeof search_txt);
+  if (o->floor.us > 0) snprintf(fus, sizeof fus, "%.4g", o->floor.us);
+  gt_cli_floor_pct(bpct, sizeof bpct, gt_floor_share(&o->floor, o->base_us));
+  gt_cli_floor_pct(wpct, sizeof wpct, gt_floor_share(&o->floor, now_us));
+  snprintf(widen, sizeof widen, "%d", o->widenings);
+  const bool searched = s_searched(o);
   if (r->fmt == GT_FMT_TABLE) {
     printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
            bus, best, sp, outcome, winner);
     printf("%5s  %s%s%s\n", "", x->view, note[0] ? "  | " : "", note);
+    if (searched) printf("%5s  %s | %s\n", "", floor_txt, search_txt);
     fflush(stdout);
   } else {
-    const char *cells[] = {idx, x->label, x->view, bus, best, sp, outcome, winner, note};
+    const char *cells[] = {idx, x->label, x->view, bus, best, sp, outcome, winner, note, fus,
+                           gt_bound_name(o->floor.bound), searched ? bpct : "-",
+                           searched ? wpct : "-", gt_stop_name((gt_stop_t)o->stop), widen,
+                           searched ? search_txt : "-"};
     gt_table_row(&r->t, cells);
   }
   /* Journal after the DB write: a shape is 'done' only once its row is safely on disk. */
@@ -1007,9 +1058,22 @@ static void report_untunable(tune_run_t *r, size_t i, const gt_shape_t *x) {
     printf("%5s  %s  | %s\n", "", x->view, note);
     fflush(stdout);
   } else {
-    const char *cells[] = {idx, x->label, x->view, "-", "-", "-", "skipped", "-", note};
+    /* The floor and search columns stay empty: nothing was searched. */
+    const char *cells[] = {idx, x->label, x->view, "-", "-", "-", "skipped", "-", note,
+                           "-", "-", "-", "-", "-", "-", "-"};
     gt_table_row(&r->t, cells);
   }
+}
+
+/* The run's totals of what the budget did and of the tuned speedups (a shape left unchanged
+ * counts 1.0: the baseline stays). */
+static void count_search(tune_run_t *r, const shape_outcome_t *o, const gt_db_row_t *row,
+                         bool have_row) {
+  if (!s_searched(o)) return;
+  r->n_stop[(unsigned)o->stop < GT_STOP__COUNT ? o->stop : GT_STOP_NONE]++;
+  r->widenings += o->widenings;
+  r->log_speedup += have_row && row->speedup > 0 ? log(row->speedup) : 0;
+  r->n_speedup++;
 }
 
 /* Tune every shape left to this run, in file order; stops early only when the DB cannot be
@@ -1048,6 +1112,7 @@ static void tune_shapes(tune_run_t *r) {
     const char *outcome = record_outcome(r, x, s, &o, &row, have_row, note, sizeof note);
     if (!outcome) break;
     print_shape(r, i, x, key, &o, &row, have_row, outcome, note);
+    count_search(r, &o, &row, have_row);
   }
   gt_cli_progress_run(0, 0);
 }
@@ -1079,12 +1144,24 @@ static int finish(tune_run_t *r) {
             r->n_untunable);
   if (r->n_skipped) fprintf(sf, ", %zu in other shards", r->n_skipped);
   fprintf(sf, "\n");
+  if (r->n_speedup) {
+    fprintf(sf, "Tuned geomean: %.4fx over %zu searched shapes (unchanged ones count 1.0)\n",
+            exp(r->log_speedup / (double)r->n_speedup), r->n_speedup);
+    fprintf(sf, "Search stopped by:");
+    for (int k = GT_STOP_QUICK, said = 0; k < GT_STOP__COUNT; k++)
+      if (r->n_stop[k])
+        fprintf(sf, "%s %s %zu", said++ ? "," : "", gt_stop_name((gt_stop_t)k), r->n_stop[k]);
+    fprintf(sf, " (%d widenings in all)\n", r->widenings);
+  }
   if (r->n_failed) fprintf(sf, "Failed:\n%s", r->failures);
   if (r->n_retired) fprintf(sf, "Retired (re-tuned, their choice no longer wins):\n%s", r->retired);
   if (r->cs.so.estimate_only)
     fprintf(sf, "Estimate: about %.0f s: %.0f s of prune passes and %.0f s of %d re-time rounds "
-                "per shape, plus one fp64 reference per gated candidate; nothing was written\n",
-            r->est_total + r->est_race, r->est_total, r->est_race, r->cs.so.rounds);
+                "per shape, plus one fp64 reference per gated candidate%s; nothing was written\n",
+            r->est_total + r->est_race, r->est_total, r->est_race, r->cs.so.rounds,
+            r->cs.so.mode == GT_SEARCH_FLOOR && !r->cs.so.exhaustive
+                ? " (the widenings of shapes far from their floor come on top)"
+                : "");
   else
     fprintf(sf, "DB: %s (%zu rows)\n", r->out, r->db.n);
   if (completed) journal_remove(r);

@@ -1127,6 +1127,17 @@ static int verify_in(const verify_ctx_t *v, const verify_args_t *a, const gt_db_
   return code;
 }
 
+/* The variables verify sets for its runs replace the user's; and the shim must reach CMD. */
+static void warn_env(const verify_args_t *a, const char *db_abs) {
+  gt_cli_env_replaced("verify", "GEMMTUNE_DB", db_abs, "verify sets it to --db in its runs "
+                      "with the DB and clears it in those without");
+  static const char *const set_per_run[] = {"GEMMTUNE_CAPTURE", "GEMMTUNE_STATS",
+                                            "GEMMTUNE_TRACE", "GEMMTUNE_LOG"};
+  for (size_t i = 0; i < sizeof set_per_run / sizeof set_per_run[0]; i++)
+    gt_cli_env_replaced("verify", set_per_run[i], NULL, "verify sets or clears it for each run");
+  gt_cli_preload_check("verify", a->lib, a->cmd);
+}
+
 int gt_cmd_verify(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--calibrate-row") == 0) return calibrate_row(argc, argv);
   verify_args_t a;
@@ -1158,6 +1169,7 @@ int gt_cmd_verify(int argc, char **argv) {
     gt_db_free(&db);
     return rc;
   }
+  warn_env(&a, db_abs);
   verify_ctx_t v = {db_abs, a.lib, a.tlib, work, a.timeout_s};
   rc = verify_in(&v, &a, &db, &here, trace_unavail);
   if (!a.keep) rm_work(work);

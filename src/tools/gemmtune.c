@@ -1,5 +1,6 @@
 /* gemmtune: the command-line front end. Each subcommand lives in its own cmd_*.c file; this
  * file only dispatches and prints the top-level help. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,13 @@ static void usage(FILE *f) {
           "Manual: man gemmtune (after make install); each command's --help.\n");
 }
 
+/* Whether the command line asks for help (before any "--": what follows belongs to CMD). */
+static bool asks_help(int argc, char **argv) {
+  for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return true;
+  return false;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -75,7 +83,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < NCMDS; i++)
-    if (!strcmp(c, k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
+    if (!strcmp(c, k_cmds[i].name)) {
+      if (!asks_help(argc, argv)) gt_cli_env_warn(k_cmds[i].name);
+      return k_cmds[i].fn(argc - 1, argv + 1);
+    }
   fprintf(stderr, "gemmtune: unknown command '%s'\n\n", c);
   usage(stderr);
   return 64;

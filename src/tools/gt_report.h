@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/gt_roofline.h"
 #include "gt_json.h"
 
 /* One tuned key: a DB row, with what the shapes file says about it. */
@@ -26,6 +27,7 @@ typedef struct gt_report_key {
 /* A roof of the roofline: the device's dense rate for a dtype and its memory bandwidth. */
 typedef struct gt_report_roof {
   char dtype[24];
+  gt_rate_t rate;    /* the rate class of its keys (gt_roof_rate_of) */
   double peak_flops; /* FLOP/s, 0 unknown */
   double bw;         /* bytes/s, 0 unknown */
 } gt_report_roof_t;

@@ -5,12 +5,12 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-hdr="op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib"
+hdr="op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib,floor_us,floor_bound,floor_pct"
 key="gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,1,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,132"
 db() { # FILE INSTANCE TIME_US SPREAD_PCT
   local sp
   sp=$(awk -v t="$3" 'BEGIN { printf "%.6g", 12.5 / t }')
-  printf '#gemmtune-db 2\n#gemmtune=0.1.0\n#device=NVIDIA H200\n%s\n%s,kernels,gemmtune-kernels=1,%s,%s,12.5,%s,0.0016691,0.00784302,cold-graph,15,%s,1980,1,0,cublas_gemmex_default,NVIDIA H200,139\n' \
+  printf '#gemmtune-db 2\n#gemmtune=0.1.0\n#device=NVIDIA H200\n%s\n%s,kernels,gemmtune-kernels=1,%s,%s,12.5,%s,0.0016691,0.00784302,cold-graph,15,%s,1980,1,0,cublas_gemmex_default,NVIDIA H200,139,0,-,0\n' \
     "$hdr" "$key" "$2" "$3" "$sp" "$4" >"$1"
 }
 
@@ -38,7 +38,7 @@ expect_exit 0 "the other order" "$GT" merge "$TMP/a.db" "$TMP/c.db" -o "$TMP/ca.
 cmp -s "$TMP/ac.db" "$TMP/ca.db" && ok "same output bytes" || bad "order changed the output"
 
 # one key tuned on two products of one arch and SM count: not comparable (with --mixed too)
-sed 's/,NVIDIA H200,139$/,NVIDIA H100 80GB HBM3,79/; s/^#device=.*/#device=NVIDIA H100 80GB HBM3/' \
+sed 's/,NVIDIA H200,139,0,-,0$/,NVIDIA H100 80GB HBM3,79,0,-,0/; s/^#device=.*/#device=NVIDIA H100 80GB HBM3/' \
   "$TMP/c.db" >"$TMP/h100.db"
 expect_exit 65 "another device's row for the key: refused without --mixed" \
   "$GT" merge "$TMP/a.db" "$TMP/h100.db" -o "$TMP/x.db"

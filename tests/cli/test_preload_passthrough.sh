@@ -11,7 +11,7 @@
 # keys are decided although the stand-in's stream counts as capturing (a miss, a row that cannot
 # run here), never left waiting. An entry point the application's cuBLAS lacks, found through
 # dlsym, fails its call with one message and the process runs on. Runs without a GPU and with
-# one.
+# one. A misspelt GEMMTUNE_* variable costs one line naming the nearest known one.
 # Usage: bash test_preload_passthrough.sh /path/to/gemmtune SRCDIR. Exits 77 when the shim is
 # not built (CUDA off) or there is no C compiler.
 set -u
@@ -81,9 +81,9 @@ check "the unreadable cuBLASLt descriptor passes through, whatever its stream" \
 # through GEMMTUNE_TEST_DEVICE, the stand-in for a GPU here): its rows are refused with one line
 # naming both devices, one more line says the DB serves nothing on this device, and every call
 # still reaches cuBLAS unchanged.
-hdr="op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib"
+hdr="op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib,floor_us,floor_bound,floor_pct"
 row="gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,1,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,132,kernels,gemmtune-kernels=1,gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4,10.256889,12.5982223,1.22827,0.0016691,0.00784302,cold-graph,15,0.475405,1980,1,0,cublas_gemmex_default"
-printf '#gemmtune-db 2\n#gemmtune=0.1.0\n%s\n%s,NVIDIA H100 80GB HBM3,79\n' "$hdr" "$row" >"$tmp/h100.db"
+printf '#gemmtune-db 2\n#gemmtune=0.1.0\n%s\n%s,NVIDIA H100 80GB HBM3,79,0,-,0\n' "$hdr" "$row" >"$tmp/h100.db"
 GEMMTUNE_DB="$tmp/h100.db" GEMMTUNE_TEST_DEVICE="NVIDIA H200;139;sm_90;132" LD_PRELOAD="$SHIM" \
   "$tmp/client" >"$tmp/h100.out" 2>"$tmp/h100.err"
 check "a DB of another device: exit 0" "[ \$? -eq 0 ]"
@@ -94,7 +94,7 @@ check "a DB of another device: one line says no row is for this device, and whos
   "[ \$(grep -c '^gemmtune: .*: no row is for device 0, NVIDIA H200 (139 GiB; sm_90, 132 SMs): its 1 row is for NVIDIA H100 80GB HBM3 (79 GiB; sm_90, 132 SMs); nothing is served\$' '$tmp/h100.err') -eq 1 ]"
 # The same file from before device identities (format 1, the device by name only): applied by what
 # it records, with one line saying so.
-printf '#gemmtune-db 1\n#device=NVIDIA H200\n%s\n%s\n' "${hdr%,device,device_mem_gib}" "$row" >"$tmp/v1.db"
+printf '#gemmtune-db 1\n#device=NVIDIA H200\n%s\n%s\n' "${hdr%,device,device_mem_gib,floor_us,floor_bound,floor_pct}" "$row" >"$tmp/v1.db"
 GEMMTUNE_DB="$tmp/v1.db" GEMMTUNE_TEST_DEVICE="NVIDIA H200;139;sm_90;132" LD_PRELOAD="$SHIM" \
   "$tmp/client" >"$tmp/v1.out" 2>"$tmp/v1.err"
 check "a format-1 DB: exit 0, arguments forwarded unchanged" "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/v1.out'"
@@ -210,6 +210,26 @@ check "the missing entry points' calls fail (status 1), nothing crashes" \
   "[ \$(grep -c ': found, rc=1$' '$tmp/old_shim.out') -eq 3 ]"
 check "one message says which real function is missing" \
   "[ \$(grep -c 'cannot find the real cublasGemmGroupedBatchedEx' '$tmp/old_shim.err') -eq 1 ] && [ \$(grep -c 'cannot find the real' '$tmp/old_shim.err') -eq 1 ]"
+
+# Misspelt variables: one line each at the shim's start, naming the nearest known variable (the
+# near-miss prefix GEMTUNE_ included); known ones of other readers and other tools' are not named;
+# children forked after the start say nothing again; the calls are untouched.
+GEMMTUNE_DB_FILE="$tmp/x.db" GEMTUNE_DB="$tmp/y.db" GEMMTUNE_SEED=3 GEMM_THREADS=2 \
+  LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/typo.out" 2>"$tmp/typo.err"
+check "misspelt variables: exit 0, arguments forwarded unchanged" \
+  "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/typo.out'"
+check "GEMMTUNE_DB_FILE is warned about once, naming GEMMTUNE_DB" \
+  "[ \$(grep -c '^gemmtune: GEMMTUNE_DB_FILE is not a gemmtune variable and is ignored; did you mean GEMMTUNE_DB ' '$tmp/typo.err') -eq 1 ]"
+check "GEMTUNE_DB (a near-miss prefix) is warned about once, naming GEMMTUNE_DB" \
+  "[ \$(grep -c '^gemmtune: GEMTUNE_DB is not a gemmtune variable and is ignored; did you mean GEMMTUNE_DB ' '$tmp/typo.err') -eq 1 ]"
+check "nothing else is said (GEMMTUNE_SEED is known, GEMM_THREADS is not ours)" \
+  "[ \$(wc -l <'$tmp/typo.err') -eq 2 ]"
+# A child forked after the shim started passes calls through and says nothing; one forked before
+# the parent's first call starts the shim afresh, as any process does: at most a line per process.
+GEMMTUNE_DBS="$tmp/x.db" GT_CLIENT_FORK=3 LD_PRELOAD="$SHIM" "$tmp/client" >/dev/null 2>"$tmp/typofork.err"
+n_dbs=$(grep -c 'GEMMTUNE_DBS is not a gemmtune variable.*did you mean GEMMTUNE_DB ' "$tmp/typofork.err" || true)
+check "forked children: GEMMTUNE_DBS said at most once per process (1 to 4 lines: $n_dbs)" \
+  "[ $n_dbs -ge 1 ] && [ $n_dbs -le 4 ]"
 
 echo "$pass passed, $failed failed"
 if [ "$failed" -ne 0 ]; then

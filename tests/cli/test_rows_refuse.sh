@@ -20,7 +20,7 @@ dev=$(cut -d, -f39 <<<"$row")
 gib=$(cut -d, -f40 <<<"$row")
 m=$(cut -d, -f10 <<<"$row"); n=$(cut -d, -f11 <<<"$row"); k=$(cut -d, -f12 <<<"$row")
 [ "$(head -1 "$TMP/db.csv")" = '#gemmtune-db 2' ] && ok "tune writes format 2" || bad "format line"
-grep -q ',device,device_mem_gib$' "$TMP/db.csv" && ok "the header ends with the device columns" \
+grep -q ',baseline,device,device_mem_gib,' "$TMP/db.csv" && ok "the header has the device columns after baseline" \
   || bad "header" "$(cat "$TMP/db.csv")"
 [ -n "$dev" ] && [ "$dev" != "-" ] && [ "$gib" -gt 0 ] \
   && ok "the row records this machine's identity ($dev, $gib GiB)" || bad "identity" "$row"
@@ -67,7 +67,7 @@ expect_grep "and why" "the row is not for this device: $refusal"
 # ---- a DB from before device identities (format 1) -------------------------------------------
 to_v1() { # DEVICE_LINE IN OUT
   { echo '#gemmtune-db 1'; [ -n "$1" ] && echo "#device=$1"
-    tail -n +2 "$2" | grep -v '^#device=' | sed -E 's/,[^,]*,[^,]*$//'; } >"$3"
+    tail -n +2 "$2" | grep -v '^#device=' | sed -E 's/(,[^,]*){5}$//'; } >"$3"
 }
 to_v1 "$dev" "$TMP/db.csv" "$TMP/v1.csv"
 expect_exit 0 "explain: a format-1 row of this device's name applies" \
@@ -85,6 +85,6 @@ expect_grep "naming it, memory not recorded" \
   "rows tuned on Other CPU 9000 \\(memory not recorded\\); this device is"
 expect_exit 0 "check: a format-1 row replays" "$GT" check --cpu --rounds 5 --tolerance 400 "$TMP/v1.csv"
 expect_exit 0 "merge rewrites a format-1 DB as format 2" "$GT" merge "$TMP/v1.csv" -o "$TMP/v2.csv"
-[ "$(head -1 "$TMP/v2.csv")" = '#gemmtune-db 2' ] && grep -q ",$dev,0\$" "$TMP/v2.csv" \
+[ "$(head -1 "$TMP/v2.csv")" = '#gemmtune-db 2' ] && grep -q ",$dev,0,0,-,0\$" "$TMP/v2.csv" \
   && ok "the name is kept, the memory is 0 (not recorded)" || bad "v1 -> v2" "$(cat "$TMP/v2.csv")"
 finish

@@ -253,6 +253,33 @@ static double flops_per_clock_sm(int major, int minor) {
   return 128;
 }
 
+/* FP32 FMA lanes per SM (each does 2 FLOP per clock): 128 on GA10x, Ada, Hopper and later,
+ * 64 on A100, Turing and Volta. */
+static double fp32_lanes_sm(int major, int minor) {
+  int cc = major * 10 + minor;
+  return cc >= 86 ? 128 : 64;
+}
+
+/* The device's roofline: the datasheet of a GPU gemmtune knows (H100, H200, A100), else its own
+ * numbers, SMs x SM clock x the architecture's per-SM rate and the memory clock x bus width
+ * (double data rate). fp8/i8 run at twice bf16, tf32 at half of it (the Hopper ratios). */
+static void device_roof(const struct cudaDeviceProp *prop, int sms, int clock_khz, int mem_khz,
+                        int bus_bits, gt_roof_t *roof) {
+  if (gt_roof_datasheet(prop->name, sms, roof)) return;
+  memset(roof, 0, sizeof *roof);
+  const double hz = clock_khz * 1e3;
+  const double tc16 = sms * flops_per_clock_sm(prop->major, prop->minor) * hz / 1e12;
+  roof->tflops[GT_RATE_TC16] = tc16;
+  roof->tflops[GT_RATE_TC8] = 2 * tc16;
+  roof->tflops[GT_RATE_TF32] = tc16 / 2;
+  roof->tflops[GT_RATE_F32] = sms * 2 * fp32_lanes_sm(prop->major, prop->minor) * hz / 1e12;
+  roof->tflops[GT_RATE_F64] = roof->tflops[GT_RATE_F32] / 2;
+  roof->gbps = 2.0 * (mem_khz * 1e3) * (bus_bits / 8.0) / 1e9;
+  snprintf(roof->source, sizeof roof->source,
+           "this device's numbers: %d SMs at %d MHz, %d-bit memory at %d MHz", sms,
+           clock_khz / 1000, bus_bits, mem_khz / 1000);
+}
+
 static gt_status_t cuda_describe(int device, gt_device_info_t *out) {
   memset(out, 0, sizeof *out);
   gt_status_t s = cuda_available(device);
@@ -273,18 +300,9 @@ static gt_status_t cuda_describe(int device, gt_device_info_t *out) {
   out->mem_gib = gt_db_mem_gib((uint64_t)prop.totalGlobalMem);
   out->cache_bytes = (size_t)(l2 > 0 ? l2 : 0);
 
-  /* H100 SXM and H200 (132 SMs): the datasheet's dense bf16 rate; others from SMs x clock. */
-  if (prop.major == 9 && prop.minor == 0 && sms == 132)
-    out->peak_tflops = 989.4;
-  else
-    out->peak_tflops = sms * flops_per_clock_sm(prop.major, prop.minor) * (clock_khz * 1e3) / 1e12;
-
-  if (strstr(prop.name, "H200"))
-    out->peak_gbps = 4800.0;
-  else if (strstr(prop.name, "H100") && (strstr(prop.name, "SXM") || sms == 132))
-    out->peak_gbps = 3350.0;
-  else
-    out->peak_gbps = 2.0 * (mem_khz * 1e3) * (bus_bits / 8.0) / 1e9; /* double data rate */
+  device_roof(&prop, sms, clock_khz, mem_khz, bus_bits, &out->roof);
+  out->peak_tflops = out->roof.tflops[GT_RATE_TC16];
+  out->peak_gbps = out->roof.gbps;
 
   void *h = NULL;
   out->busy_processes = gt_nvml_device(device, &h) == GT_OK ? gt_nvml_busy_processes(h) : -1;

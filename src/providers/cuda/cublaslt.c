@@ -733,7 +733,11 @@ static gt_status_t lt_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o, 
       int top = o && o->max_candidates > 0 ? o->max_candidates : GT_LT_DEFAULT_TOP;
       if (o && lt_baseline_for(o->entry, p)) st = enum_baseline(&x, o);
       if (st == GT_OK) st = enum_heuristic(&x, top);
+      const size_t first_full = out->n;
       if (st == GT_OK && o && o->exhaustive) st = enum_exhaustive(&x, p);
+      /* The full space comes in nested-loop order (algo, tile, stages, ...): spread it, so a
+       * search widening into it step by step samples every algorithm from the first step. */
+      if (st == GT_OK && o && o->exhaustive) st = gt_cand_list_spread(out, first_full);
     }
   }
   descs_destroy(api, &d);

@@ -411,7 +411,9 @@ static gt_status_t kernels_enumerate(const gt_problem_t *p, const gt_enum_opts_t
     if (!hard_ok((int)i, p, &d, why, sizeof why)) {
       c.excluded = true;
       snprintf(c.reason, sizeof c.reason, "%s", why);
-    } else if (!prune_ok((int)i, p, &d, why, sizeof why, &ctas)) {
+    } else if (!prune_ok((int)i, p, &d, why, sizeof why, &ctas) && !(o && o->exhaustive)) {
+      /* The soft rules (spills, tokens tile, empty splits, SM fill) prune the default space; the
+       * full space (exhaustive) holds every instance the hard rules allow. */
       c.excluded = true;
       snprintf(c.reason, sizeof c.reason, "%s", why);
       if (ctas > best_ctas) best_ctas = ctas, best_pos = out->n;
