@@ -2,7 +2,8 @@
 # One call on the GPU machine: build, GPU tests, benchmarks. Stages run in the order given
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
-#   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] ...
+#   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
+#   [multigpu] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,6 +96,17 @@ for s in "${stages[@]}"; do
         TAIL=40 run_stage "${fam}_torch" ${T_TORCH:-300} env MODEL_ARGS="--family $fam" bash "$root/bench/llama_capture_tune.sh" "$build" "$work/$fam/torch"
         TAIL=60 run_stage "${fam}_verify" ${T_VERIFY:-300} env MODEL_ARGS="--family $fam" bash "$root/bench/llama_verify.sh" "$build" "$work/$fam/verify"
       done ;;
+    multigpu_share)
+      # Issue 20's plumbing on one GPU: two tune processes share GPU 0 under torchrun (else
+      # mpirun), --shard auto, merge, the checks that need no second GPU (about a minute).
+      TAIL=45 run_stage multigpu_share ${T_MULTIGPU_SHARE:-300} bash "$root/bench/multigpu_tune.sh" --share-one-gpu "$build" "$work/multigpu_share" ;;
+    multigpu)
+      # Issue 20's measured run: one tune process per GPU, merged, against one GPU, then verify
+      # of the llama client under the merged DB on device 1. MG_DIR keeps the stages' files
+      # across calls (STAGES="plan multi", then "one", then "compare verify").
+      mg=${MG_DIR:-$work/multigpu}
+      TAIL=60 run_stage multigpu ${T_MULTIGPU:-3000} bash "$root/bench/multigpu_tune.sh" "$build" "$mg" ${NGPU:-}
+      [ "$mg" = "$work/multigpu" ] || cp -r "$mg" "$work/multigpu" 2>/dev/null ;;
     verify)
       TAIL=60 run_stage verify ${T_VERIFY:-300} bash "$root/bench/llama_verify.sh" "$build" "$work/verify" ;;
     capfirst)

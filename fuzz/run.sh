@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-all=(db shapes key names trace stats cli)
+all=(db calib shapes key names trace stats cli)
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
 cc=${FUZZ_CC:-clang}

@@ -96,6 +96,7 @@ static const device_case_t k_device[] = {
     {"unset: the local rank", 3, NULL, 3, 0},
     {"empty counts as unset", 3, "", 3, 0},
     {"one listed (srun --gpus-per-task=1): device 0", 3, "5", 0, 1},
+    {"torchrun's 2 workers sharing GPU 0 (LOCAL_RANK=1, CUDA_VISIBLE_DEVICES=0): device 0", 1, "0", 0, 1},
     {"all eight listed (torchrun, mpirun): the local rank", 3, "0,1,2,3,4,5,6,7", 3, 8},
     {"narrowed to two: ranks take them in turn", 5, "2,3", 1, 2},
     {"UUIDs count the same way", 1, "GPU-6f1c,GPU-88aa", 1, 2},

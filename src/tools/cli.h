@@ -7,8 +7,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/gt_calib.h"
 #include "core/gt_db.h"
 #include "core/gt_problem.h"
+#include "core/gt_shapes.h"
 #include "search/gt_search.h"
 #include "harness/gt_harness.h"
 
@@ -113,6 +115,26 @@ void gt_cli_set_lib_validators(gt_db_t *db, const gt_cli_libs_t *used);
 /* Load the libraries a DB's validators name (when they exist here and the environment does not
  * choose), so a replay or a calibration runs the version the rows were tuned with. */
 void gt_cli_use_db_libs(const gt_db_t *db);
+
+/* ---- a tune run's calibration (tune_calib.c) ------------------------------------------------
+ * Each run times the baselines of a few reference shapes that every process of its sweep picks
+ * the same way (core/gt_calib.h), before its shapes and after them, and records them in its DB;
+ * merge compares them across the inputs. */
+typedef struct gt_tune_calib {
+  size_t nref; /* 0: the run does not calibrate */
+  const gt_shape_t *ref[GT_CALIB_MAX_REFS];
+  gt_calib_t c;
+} gt_tune_calib_t;
+/* Choose the references of a run over sh on dev (one on the host backend, two on a GPU) and
+ * note who measures: shard (shard_n 0: none) and the GPU of so. */
+void gt_tune_calib_plan(gt_tune_calib_t *tc, const gt_shapes_t *sh, const gt_device_info_t *dev,
+                        const gt_search_opts_t *so, int shard_i, int shard_n);
+/* Time the references in phase GT_CALIB_BEFORE or _AFTER (in a worker process when isolate,
+ * killed after timeout_s of silence) and say on stderr what they took; after the shapes, warn
+ * when one ran slower than before by more than its spreads. Returns how many were measured; a
+ * reference that failed is said and left out. */
+size_t gt_tune_calib_measure(gt_tune_calib_t *tc, const gt_search_opts_t *so, bool isolate,
+                             double timeout_s, int phase);
 
 /* ---- output ----------------------------------------------------------------------------- */
 int gt_cli_parse_format(const char *cmd, const char *arg, gt_fmt_t *out);

@@ -5,11 +5,12 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "core/gt_calib.h"
 #include "core/gt_db.h"
 #include "core/gt_filelock.h"
 
 static const char k_merge_help[] =
-    "Usage: gemmtune merge INPUT... -o OUT.db [--prefer first|last] [--mixed]\n\n"
+    "Usage: gemmtune merge INPUT... -o OUT.db [--prefer first|last] [--mixed] [--no-calibration]\n\n"
     "Merges tuned DBs (the shards of one sweep, the DB.shard-I-of-N.db files of tune's shards, or\n"
     "DBs from several runs) into one. An INPUT is a DB or a folder, which stands for every *.db\n"
     "file in it; one input is enough (it is checked and copied), and a shard's empty DB is a\n"
@@ -27,11 +28,20 @@ static const char k_merge_help[] =
     "order given). OUT is written atomically; it may be one of the inputs. A DB from before\n"
     "device identities (format 1) is read and written back as format 2. Deploy the one merged DB\n"
     "to every rank of a tensor-parallel job, so that every rank picks the same kernel for the\n"
-    "same key (docs/scale-out.md).\n\n"
+    "same key (docs/scale-out.md).\n"
+    "Calibration: tune times the baseline of the same reference shapes in every shard, before\n"
+    "and after its shapes (its #calibration lines). merge compares them across the inputs of\n"
+    "one device, the times before the shapes with each other and those after with each other:\n"
+    "an input off the others' median by more than the combined spread (at least 2%) is named\n"
+    "(a slow or throttled GPU), and where it and another input hold the same key, the other\n"
+    "input's row is kept, whichever is faster. A GPU that slowed during its run is said too.\n"
+    "Consistent inputs get one summary line; OUT carries no calibration lines.\n\n"
     "  -o, --output OUT       the merged DB (required)\n"
     "  --prefer first|last    resolve conflicts in favour of the earlier or later input, in\n"
     "                         the order given (a folder's files in path order at its place)\n"
     "  --mixed                merge DBs of different devices or library versions\n"
+    "  --no-calibration       do not compare the inputs' calibrations (rows are arbitrated\n"
+    "                         as if no input were named)\n"
     "  -q, --quiet            report conflicts only\n\n";
 
 
@@ -79,7 +89,24 @@ static void report(void *ctx, const char *line) {
   if (!r->quiet || strncmp(line, "conflict", 8) == 0) fprintf(stderr, "%s\n", line);
 }
 
-enum { M_OUT = 'o', M_PREFER = 4000, M_HELP, M_MIXED, M_QUIET = 'q' };
+enum { M_OUT = 'o', M_PREFER = 4000, M_HELP, M_MIXED, M_NOCALIB, M_QUIET = 'q' };
+
+/* Calibration lines: one naming an input (a warning) shows even under -q. */
+static void report_calib(void *ctx, bool warning, const char *line) {
+  report_ctx_t *r = ctx;
+  if (warning || !r->quiet) fprintf(stderr, "%s\n", line);
+}
+
+/* Compare the inputs' calibrations (core/gt_calib.h) unless off, and apply the verdicts: a named
+ * input's rows do not win keys another input holds, and no calibration line reaches OUT. */
+static gt_status_t calibration(gt_db_t *dbs, size_t n, bool on, report_ctx_t *rc) {
+  gt_calib_verdict_t *v = calloc(n ? n : 1, sizeof *v);
+  if (!v) return gt_err_set(GT_ERR_NOMEM, "out of memory");
+  if (on) gt_calib_judge(dbs, n, v, report_calib, rc);
+  gt_status_t s = gt_calib_yield(dbs, n, v, report_calib, rc);
+  free(v);
+  return s;
+}
 
 typedef struct inputs {
   char **v;
@@ -188,10 +215,11 @@ int gt_cmd_merge(int argc, char **argv) {
                                        {"prefer", required_argument, 0, M_PREFER},
                                        {"quiet", no_argument, 0, M_QUIET},
                                        {"mixed", no_argument, 0, M_MIXED},
+                                       {"no-calibration", no_argument, 0, M_NOCALIB},
                                        {"help", no_argument, 0, M_HELP},
                                        {0, 0, 0, 0}};
   const char *out = NULL;
-  bool mixed = false;
+  bool mixed = false, calib = true;
   int prefer = 0; /* 0 none (strict), 1 first, 2 last */
   report_ctx_t rc = {false};
   int c;
@@ -201,6 +229,7 @@ int gt_cmd_merge(int argc, char **argv) {
     if (c == M_OUT) out = optarg;
     else if (c == M_QUIET) rc.quiet = true;
     else if (c == M_MIXED) mixed = true;
+    else if (c == M_NOCALIB) calib = false;
     else if (c == M_PREFER) {
       if (!strcmp(optarg, "first")) prefer = 1;
       else if (!strcmp(optarg, "last")) prefer = 2;
@@ -240,6 +269,7 @@ int gt_cmd_merge(int argc, char **argv) {
     }
   }
   gt_status_t s = mixed ? GT_OK : same_identity(dbs, in.v, (size_t)n);
+  if (s == GT_OK) s = calibration(dbs, (size_t)n, calib, &rc);
   for (int i = 1; i < n && s == GT_OK; i++)
     s = gt_db_merge(&dbs[0], &dbs[i], prefer == 0, prefer == 2, report, &rc);
   int code = 0;

@@ -74,6 +74,12 @@ static const char k_help[] =
     "  --shard N              with --estimate: print the plan for N shards and stop\n"
     "  --isolate / --no-isolate  run each shape in a worker process (default: on for CUDA)\n"
     "  --shape-timeout S      kill a worker silent for S seconds (default 120)\n"
+    "  --no-calibration       do not time the reference shapes: by default the baseline of the\n"
+    "                         cheapest memory-bound and compute-bound shape (on the host the\n"
+    "                         cheapest shape), the same in every shard of the file, is timed\n"
+    "                         before and after the shapes and recorded in the DB's\n"
+    "                         #calibration lines, so merge can name a slow or throttled GPU\n"
+    "                         (two short baselines in a worker; docs/scale-out.md)\n"
     "  --format table|csv|json  per-shape results on stdout\n";
 
 static const char k_examples[] =
@@ -95,7 +101,8 @@ static const char k_examples[] =
 
 #define TUNE_OPTS (GT_OPT_TYPES | GT_OPT_DEVICE | GT_OPT_CANDS | GT_OPT_TIMING | GT_OPT_RACE)
 
-enum { T_OUT = 'o', T_FORMAT = 3000, T_HELP, T_RESUME, T_SHARD, T_ISOLATE, T_NOISOLATE, T_STIMEOUT };
+enum { T_OUT = 'o', T_FORMAT = 3000, T_HELP, T_RESUME, T_SHARD, T_ISOLATE, T_NOISOLATE, T_STIMEOUT,
+       T_NOCALIB };
 
 typedef struct shape_outcome {
   int status;      /* gt_status_t of the shape */
@@ -393,6 +400,8 @@ typedef struct tune_run {
   int *plan;                        /* shape -> shard, when sharded or plan_only */
   char out_shard[1024];             /* the shard's DB path */
   double shape_timeout;
+  bool no_calib;                    /* --no-calibration */
+  gt_tune_calib_t calib;            /* the reference shapes, timed before and after the shapes */
   /* inputs */
   gt_device_info_t dev;
   gt_db_device_t here; /* dev as rows record it */
@@ -520,6 +529,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
                                       {"isolate", no_argument, 0, T_ISOLATE},
                                       {"no-isolate", no_argument, 0, T_NOISOLATE},
                                       {"shape-timeout", required_argument, 0, T_STIMEOUT},
+                                      {"no-calibration", no_argument, 0, T_NOCALIB},
                                       {0, 0, 0, 0}};
   struct option *opts = gt_cli_options(own, TUNE_OPTS, NULL);
   int c, rc;
@@ -540,6 +550,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
       case T_RESUME: r->resume = true; break;
       case T_ISOLATE: r->isolate = 1; break;
       case T_NOISOLATE: r->isolate = 0; break;
+      case T_NOCALIB: r->no_calib = true; break;
       case T_STIMEOUT:
         r->shape_timeout = atof(optarg);
         if (r->shape_timeout <= 0) return free(opts), gt_cli_usage_error("tune", "--shape-timeout wants seconds > 0");
@@ -804,7 +815,9 @@ static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row, const gt_pro
     char when[32];
     time_t tt = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
-    /* This run's validators (version, device, the application's libraries) over the file's. */
+    /* This run's validators (version, device, the application's libraries, its calibration)
+     * over the file's; another run's calibration describes another GPU. */
+    gt_calib_strip(&now);
     for (size_t v = 0; v < r->db.nval && s == GT_OK; v++)
       s = gt_db_set_validator(&now, r->db.validators[v].name, r->db.validators[v].value);
     if (s == GT_OK) s = gt_db_set_validator(&now, "gemmtune", GT_VERSION);
@@ -847,6 +860,7 @@ static int open_inputs(tune_run_t *r) {
       fprintf(stderr, "gemmtune tune: refusing to update %s: %s\n", r->out, gt_err_msg());
       return gt_status_exit_code(s);
     }
+    gt_calib_strip(&r->db); /* an earlier run's: this one measures its own */
   }
   if ((rc = journal_start(r)) >= 0) {
     gt_shapes_free(&r->sh);
@@ -860,7 +874,18 @@ static int open_inputs(tune_run_t *r) {
   gt_db_set_validator(&r->db, "device", r->dev.name);
   gt_db_set_validator(&r->db, "updated", now);
   use_app_libs(r);
+  if (!r->no_calib && !r->cs.so.estimate_only)
+    gt_tune_calib_plan(&r->calib, &r->sh, &r->dev, &r->cs.so, r->shard_i,
+                       r->sharded ? r->shard_n : 0);
   return -1;
+}
+
+/* Time the references in phase and put them into the DB's validators (written with the next
+ * update). */
+static void calibrate(tune_run_t *r, int phase) {
+  if (gt_tune_calib_measure(&r->calib, &r->cs.so, r->isolate, r->shape_timeout, phase) &&
+      gt_calib_store(&r->db, &r->calib.c) != GT_OK)
+    fprintf(stderr, "gemmtune tune: %s\n", gt_err_msg());
 }
 
 static void print_header(tune_run_t *r) {
@@ -1124,9 +1149,17 @@ static int finish(tune_run_t *r) {
   journal_close(r);
   if (r->cs.so.estimate_only) journal_remove(r);
   if (r->fmt != GT_FMT_TABLE) gt_table_end(&r->t);
+  /* The references again after the shapes: a GPU that slowed during the run shows. */
+  bool calibrated = false;
+  if (completed && r->calib.nref) {
+    calibrate(r, GT_CALIB_AFTER);
+    calibrated = true;
+  }
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
-   * which device and version it was established. */
-  if (completed && r->db.n == 0 && !r->cs.so.estimate_only && (r->n_tuned || r->sharded)) {
+   * which device and version it was established. A calibrated run writes its times after the
+   * shapes in any case. */
+  if (completed && (r->db.n == 0 || calibrated) && !r->cs.so.estimate_only &&
+      (r->n_tuned || r->sharded || calibrated)) {
     gt_status_t ws = db_update(r, NULL, NULL, NULL, NULL);
     if (ws != GT_OK) {
       fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
@@ -1189,6 +1222,7 @@ int gt_cmd_tune(int argc, char **argv) {
    * worker's start and CUDA's initialisation per shape. */
   if (r.isolate < 0) r.isolate = r.cs.so.backend == GT_BACKEND_CUDA && !r.cs.so.estimate_only;
   print_header(&r);
+  if (r.calib.nref) calibrate(&r, GT_CALIB_BEFORE);
   r.t_start = gt_cli_now();
   tune_shapes(&r);
   return finish(&r);
