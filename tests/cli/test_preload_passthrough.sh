@@ -51,7 +51,7 @@ want_exports="$want_exports cublasGemmStridedBatchedEx cublasGemmStridedBatchedE
 want_exports="$want_exports cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64"
 want_exports="$want_exports cublasLtMatmul cublasSgemmStridedBatched cublasSgemmStridedBatched_64"
 want_exports="$want_exports cublasSgemm_v2 cublasSgemm_v2_64 "
-exports=$(nm -D --defined-only "$SHIM" | awk '{print $3}' | sort | tr '\n' ' ')
+exports=$(nm -D --defined-only "$SHIM" | awk '{print $3}' | LC_ALL=C sort | tr '\n' ' ')
 check "exports exactly the cuBLAS GEMM entry points ($exports)" "[ '$exports' = '$want_exports' ]"
 check "exports carry no version node" "! readelf -V '$SHIM' | grep -q 'Version definition'"
 check "does not link cuBLAS" "! readelf -d '$SHIM' | grep NEEDED | grep -qi cublas"

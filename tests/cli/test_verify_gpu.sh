@@ -10,7 +10,7 @@
 #      in the graph replays; exit 0
 #   3. the DB with sm_count changed: near misses naming sm_count; exit 1
 #   4. libcupti unloadable: UNVERIFIED, never a pass; exit 1
-#   5. check: rows for another device are not applicable; every fixture row replays (exists and
+#   5. check: rows for another device are not applicable (none applies: exit 1); every fixture row replays (exists and
 #      passes the gate; its placeholder times are not expected to reproduce)
 #   6. rows naming the Hopper TMA + wgmma own kernels (cluster launches) engage through the shim:
 #      the trace shows the wg instance itself running, graph replays included
@@ -122,7 +122,7 @@ has "says why" "$tmp/v4.out" 'no-libcupti.so cannot be loaded'
 hasnt "never PASS" "$tmp/v4.out" '^PASS'
 
 # 5. check
-expect "check: rows for another device are not applicable" 0 "$tmp/c1.out" \
+expect "check: rows for another device are not applicable, and none applies: exit 1" 1 "$tmp/c1.out" \
   "$GEMMTUNE" check --rounds 5 "$tmp/sm7.db"
 has "not applicable" "$tmp/c1.out" '^ +1  not applicable '
 has "names the field" "$tmp/c1.out" 'sm_count: 7 vs [0-9]+ here'
