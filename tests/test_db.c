@@ -960,6 +960,30 @@ static void test_merge_within_spread(void **state) {
   }
 }
 
+/* Two rows of one choice, time and spread that differ elsewhere (the gate's error, rounds, a
+ * memory size one left unrecorded): merging either into the other keeps the same row. */
+static void test_merge_tie_same_choice_order_free(void **state) {
+  gt_db_row_t a = make_row(4096, 16, 4096, "a", 10, 20, "cold-graph");
+  gt_db_row_t b = a;
+  b.error = 0.001;
+  b.rounds = 30;
+  b.device_mem_gib = 0;
+  int kept_rounds[2];
+  for (int order = 0; order < 2; order++) {
+    gt_db_t dst, src;
+    gt_db_init(&dst);
+    gt_db_init(&src);
+    assert_int_equal(gt_db_put(&dst, order ? &b : &a), GT_OK);
+    assert_int_equal(gt_db_put(&src, order ? &a : &b), GT_OK);
+    assert_int_equal(gt_db_merge(&dst, &src, true, false, NULL, NULL), GT_OK);
+    assert_int_equal(dst.n, 1);
+    kept_rounds[order] = dst.rows[0].rounds;
+    gt_db_free(&dst);
+    gt_db_free(&src);
+  }
+  assert_int_equal(kept_rounds[0], kept_rounds[1]);
+}
+
 /* The same key tuned on two products of one arch and SM count: not comparable. */
 static void test_merge_other_device_conflicts(void **state) {
   gt_db_t dst, src;
@@ -1048,6 +1072,7 @@ int main(void) {
       cmocka_unit_test(test_row_fit),
       cmocka_unit_test(test_identity_text),
       cmocka_unit_test(test_merge_within_spread),
+      cmocka_unit_test(test_merge_tie_same_choice_order_free),
       cmocka_unit_test(test_merge_other_device_conflicts),
       cmocka_unit_test(test_validator_names_checked),
   };
