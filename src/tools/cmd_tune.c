@@ -786,8 +786,11 @@ static void journal_remove(tune_run_t *r) {
 static gt_status_t retire_locked(gt_db_t *now, const gt_problem_t *key, const gt_tune_prev_t *prev,
                                  const gt_db_device_t *here, bool *removed) {
   const gt_db_row_t *old = gt_db_lookup(now, key);
+  /* The same choice with other recorded times is a newer row (another run re-tuned the key while
+   * this one raced): evidence this race has not seen, so it stays. */
   if (!old || strcmp(old->provider, prev->provider) != 0 ||
-      strcmp(old->instance, prev->instance) != 0 || gt_db_row_fit(old, here) == GT_DB_FIT_OTHER)
+      strcmp(old->instance, prev->instance) != 0 || old->time_us != prev->row_us ||
+      old->baseline_us != prev->row_base_us || gt_db_row_fit(old, here) == GT_DB_FIT_OTHER)
     return GT_OK;
   gt_status_t s = gt_db_remove(now, key);
   if (s == GT_OK && removed) *removed = true;

@@ -20,6 +20,8 @@ void gt_tune_prev_find(const gt_db_t *db, const gt_problem_t *k, const gt_db_dev
   snprintf(prev->provider, sizeof prev->provider, "%s", row->provider);
   snprintf(prev->instance, sizeof prev->instance, "%s", row->instance);
   prev->speedup = row->speedup;
+  prev->row_us = row->time_us;
+  prev->row_base_us = row->baseline_us;
 }
 
 void gt_tune_prev_observe(const gt_search_result_t *r, gt_tune_prev_t *prev) {

@@ -15,6 +15,8 @@ typedef struct gt_tune_prev {
   char provider[32], instance[192]; /* the row's choice; "" when the DB has no row for the key
                                        on this device */
   double speedup;                   /* what the row recorded */
+  double row_us, row_base_us;       /* the row's recorded times: with the choice, what tells the
+                                       row this race disproved from one another run wrote since */
   int disp;                         /* the choice's gt_disp_t in this race; -1 not in it (its
                                        provider not used this run, or not enumerated) */
   double us;                        /* its re-timed median, 0 when it was not re-timed */
