@@ -39,6 +39,7 @@
 
 #include "core/gt_db.h"
 #include "core/gt_dtype.h"
+#include "core/gt_stats.h"
 #include "platform/gt_cudalib.h"
 #include "gt_cuda_harness.h"
 
@@ -675,10 +676,6 @@ static gt_status_t build_graph(struct gt_loaded *l, int n) {
  * first to finish and the second waits for it, so what it adds is about its own run plus one
  * dependent launch, which a chain of separators alone measures. */
 #define FENCE_SAMPLES 5
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 static gt_status_t fence_cost(struct gt_bench *b, int n, double *us) {
   gt_status_t s;
   if (b->fence_exec && b->fence_n == n) {
@@ -708,9 +705,8 @@ static gt_status_t fence_cost(struct gt_bench *b, int n, double *us) {
     if ((s = elapsed_us(b, &t)) != GT_OK) return s;
     if (r >= 0) v[r] = t / n;
   }
-  qsort(v, FENCE_SAMPLES, sizeof v[0], cmp_double);
   b->fence_n = n;
-  b->fence_us = v[FENCE_SAMPLES / 2];
+  b->fence_us = gt_stats_median(v, FENCE_SAMPLES);
   *us = b->fence_us;
   return GT_OK;
 }
