@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] ...
+#   [multigpu] [pyflow] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -109,6 +109,10 @@ for s in "${stages[@]}"; do
       [ "$mg" = "$work/multigpu" ] || cp -r "$mg" "$work/multigpu" 2>/dev/null ;;
     verify)
       TAIL=60 run_stage verify ${T_VERIFY:-300} bash "$root/bench/llama_verify.sh" "$build" "$work/verify" ;;
+    pyflow)
+      # Issue 21: pip install into a fresh venv, then python -m gemmtune capture/tune/run/verify
+      # of the llama client with LD_LIBRARY_PATH unset (needs no build stage).
+      TAIL=80 run_stage pyflow ${T_PYFLOW:-600} bash "$root/bench/pyflow_verify.sh" "$work/pyflow" ;;
     capfirst)
       # Every key's first call inside torch.cuda.graph: capture -> tune -> verify in the replays.
       TAIL=80 run_stage capfirst ${T_CAPFIRST:-600} bash "$root/bench/capture_first_verify.sh" "$build" "$work/capfirst" ;;
