@@ -25,7 +25,12 @@ MODEL=$root/bench/llama_model.py
 
 stage "a. pip install . into a fresh venv"
 venv=$OUT/venv
+# The python3 here may itself be a venv (torch's); --system-site-packages would then reach the
+# base interpreter's packages, not its: a .pth file hands the new venv the parent's site packages.
+parent_site=$(python3 -c 'import site; print("\n".join(site.getsitepackages()))')
 python3 -m venv --system-site-packages "$venv" || die "python3 -m venv failed"
+vsite=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$parent_site" >"$vsite/_parent_site.pth"
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)} timeout -k 5 400 \
