@@ -24,7 +24,7 @@ TUNE_ARGS=${TUNE_ARGS:---search quick --budget 3 --finalists 4 --rounds 9}
 MODEL=$root/bench/llama_model.py
 
 stage "a. pip install . into a fresh venv"
-venv=$OUT/venv
+venv=$(mktemp -d)/venv  # outside OUTDIR: the results stay small
 # The python3 here may itself be a venv (torch's); --system-site-packages would then reach the
 # base interpreter's packages, not its: a .pth file hands the new venv the parent's site packages.
 parent_site=$(python3 -c 'import site; print("\n".join(site.getsitepackages()))')
