@@ -176,6 +176,13 @@ int gt_cmd_capture(int argc, char **argv) {
   unlink(outabs); /* a stale file must not pass for this run's capture */
   char tlibbuf[4096], tdir[4096], no_tracer[512];
   find_tracer(&tlib, tlibbuf, sizeof tlibbuf, tdir, sizeof tdir, no_tracer, sizeof no_tracer);
+  if (tlib)
+    gt_cli_env_replaced("capture", "GEMMTUNE_TRACE", NULL,
+                        "capture points it at a temporary folder to count graph replays");
+  else
+    fprintf(stderr, "gemmtune capture: note: the kernel tracer cannot be injected (%s): calls "
+                    "made under CUDA graph capture will count once each, not once per replay\n",
+            no_tracer);
   gt_cli_env_replaced("capture", "GEMMTUNE_CAPTURE", outabs, "capture sets it to -o");
   gt_cli_preload_check("capture", lib, argv + optind);
   fflush(NULL);
