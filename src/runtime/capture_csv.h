@@ -5,9 +5,12 @@
  *   120,1834.250,0.412345,ltmatmul,1048576,-,gemm,bf16,...,132              <- one row per key
  *   4,96.000,0.021567,gemmex,0,pointer-array batch (cublasGemmBatchedEx): ...,gemm,bf16,...,132
  *
- * calls: every call with that key. time_us: GPU microseconds spent in those calls (measured with
- * events around calls made outside graph capture; calls without a measurement are credited the
- * key's mean measured time; 0 when none was measured). share: time_us over the sum of time_us of
+ * calls: every call with that key, a call made under CUDA graph capture counted once per
+ * execution in graph replays when the kernel tracer could count them (the shim's preamble line
+ * '#gemmtune-replays ...' says whether it did), else once. time_us: GPU microseconds spent in
+ * those calls (measured with events around calls made outside graph capture, replays' kernel
+ * times from the tracer; calls without a measurement are credited the key's mean measured time;
+ * 0 when none was measured). share: time_us over the sum of time_us of
  * all rows, as a fraction in [0,1] (0 when nothing was timed): marked rows count, since their
  * time is GEMM time of the workload too. entry: the entry point the key's calls came through
  * (gt_entry_name: gemmex, ltmatmul), which decides the baseline `tune` races against;

@@ -206,6 +206,7 @@ static void call_marked(gt_preload_call_t *c, const gt_problem_t *key, const cha
   note_workspace(e, ops);
   if (gt_preload.capture) gt_rt_time_begin(c->rt, e, c->stream, &c->timer);
   log_marked(c, e);
+  gt_preload_graph_begin(c, e);
 }
 
 bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_problem_t *key,
@@ -227,9 +228,14 @@ bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_
   atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
   note_workspace(e, ops);
   if (gt_preload.capture) gt_rt_time_begin(c->rt, e, c->stream, &c->timer);
-  if (!gt_preload.hits_allowed) return false;
+  if (!gt_preload.hits_allowed) {
+    gt_preload_graph_begin(c, e);
+    return false;
+  }
   gt_rt_state_t st = gt_rt_decide(c->rt, e, c->stream);
   log_decision(c, e, st);
+  /* After deciding: a decision may allocate, never enqueue; what the call enqueues follows. */
+  gt_preload_graph_begin(c, e);
   if (st != GT_RT_HIT) return false;
   gt_err_clear();
   gt_status_t s = gt_rt_run_hit(c->rt, e, ops, c->stream);
@@ -279,4 +285,5 @@ void gt_preload_call_groups(gt_preload_call_t *c, const gt_problem_t *keys,
 
 void gt_preload_call_end(gt_preload_call_t *c) {
   if (c->rt) gt_rt_time_end(c->rt, &c->timer, c->stream);
+  gt_preload_graph_end(c);
 }

@@ -46,6 +46,7 @@
  *                      cublasLtMatmul, over one skeleton (below: enter, try, leave)
  *   preload_entry64.c  their _64 twins
  *   preload_entry_batched.c  pointer-array and grouped batches: recorded, never tuned
+ *   preload_graph.c    calls under CUDA graph capture: the nodes each added, counted in replays
  *   preload_report.c   what the shim says: stderr lines, and at exit the counters table and the
  *                      capture and stats files */
 #ifndef GT_PRELOAD_INTERNAL_H
@@ -200,6 +201,19 @@ void gt_preload_lt_read(cublasLtMatmulDesc_t compute_desc, cublasLtMatrixLayout_
 
 /* ---- one call (preload_call.c) ------------------------------------------------------------- */
 
+/* Dependencies of a capture kept from before a call: more than this and the call's nodes are
+ * not told apart (it then counts as one API call). */
+#define GT_PRELOAD_GRAPH_DEPS 32
+
+/* A call on a capturing stream (capture mode): the capture's dependency set before it. */
+typedef struct gt_preload_graph_mark {
+  bool active;   /* the stream was capturing when the call began */
+  bool overflow; /* the set was larger than before[] */
+  gt_rt_entry_t *e;
+  size_t nbefore;
+  cudaGraphNode_t before[GT_PRELOAD_GRAPH_DEPS];
+} gt_preload_graph_mark_t;
+
 typedef struct gt_preload_call {
   const char *entry; /* the entry point, a string literal ("cublasGemmEx") */
   cudaStream_t stream;
@@ -207,6 +221,7 @@ typedef struct gt_preload_call {
   gt_cublas_env_t env;
   gt_rt_entry_t *e;
   gt_rt_timer_t timer;
+  gt_preload_graph_mark_t graph;
 } gt_preload_call_t;
 
 /* Counts one call of entry that could not be keyed, for reason why (said once per distinct
@@ -234,6 +249,33 @@ void gt_preload_call_groups(gt_preload_call_t *c, const gt_problem_t *keys,
                             const gt_cublas_mark_t *marks, int n);
 /* Ends the call's GPU-time measurement, if one was started (idempotent). */
 void gt_preload_call_end(gt_preload_call_t *c);
+
+/* ---- calls under CUDA graph capture (preload_graph.c) -------------------------------------- */
+
+/* In capture mode, when c's stream is being captured: keep the capture's dependency set, so
+ * gt_preload_graph_end can tell the nodes the call adds. Call right before the work is enqueued
+ * (the real function or the tuned candidate); e is the entry the call counts under. */
+void gt_preload_graph_begin(gt_preload_call_t *c, gt_rt_entry_t *e);
+/* After the work was enqueued: the kernel nodes the call added, named by the kernel tracer's
+ * node ids, kept for the exit report (a call whose nodes cannot be told is kept as such).
+ * Idempotent; nothing when begin found no capture. */
+void gt_preload_graph_end(gt_preload_call_t *c);
+
+/* What the exit report says about the calls made under capture. */
+typedef struct gt_preload_graph_summary {
+  uint64_t captured;   /* calls made under capture */
+  uint64_t identified; /* of them, counted by their replays */
+  uint64_t runs;       /* their executions in graph replays */
+  bool counted;        /* the tracer counted replays (identified calls are replaced by them) */
+  char why[320];       /* why not, or why some calls were not identified; "" when all were */
+} gt_preload_graph_summary_t;
+
+/* At exit, before the capture rows are collected: asks the tracer how often the kept calls'
+ * nodes ran and fills each entry's graph counters (rt_engine.h) when it could say. */
+void gt_preload_graph_fold(gt_preload_graph_summary_t *out);
+/* The capture file's '#gemmtune-replays ...' line for s (with its newline) into buf; returns
+ * its length, 0 when it does not fit. */
+size_t gt_preload_graph_line(const gt_preload_graph_summary_t *s, char *buf, size_t cap);
 
 /* ---- the entry-point skeleton (preload_entry*.c) --------------------------------------------
  * Every interposed entry point does the same, written once here:

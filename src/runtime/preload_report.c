@@ -15,6 +15,7 @@
 #include "capture_csv.h"
 #include "core/gt_fileio.h"
 #include "core/gt_filelock.h"
+#include "core/gt_graph_runs.h"
 #include "core/gt_hindex.h"
 #include "core/gt_shapes.h"
 #include "preload_internal.h"
@@ -100,9 +101,15 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
   uint64_t calls = atomic_load(&e->calls);
   if (calls == 0) return;
   /* Calls that were not measured (under graph capture, or with every event in flight) are
-   * credited the key's mean measured time. */
-  double t = e->timed_calls ? e->time_us / (double)e->timed_calls * (double)calls
-                            : e->first_timed_dropped ? e->first_us * (double)calls : 0.0;
+   * credited the key's mean measured time; calls made under capture whose replays the tracer
+   * counted are replaced by those replays and their kernels' time (gt_preload_graph_fold). */
+  const double mean = e->timed_calls ? e->time_us / (double)e->timed_calls
+                      : e->first_timed_dropped ? e->first_us : 0.0;
+  const gt_graph_key_sum_t gs = {.captured = e->graph.captured, .runs = e->graph.runs,
+                                 .ns = e->graph.ns};
+  double t;
+  gt_graph_adjust(calls, mean, &gs, &calls, &t);
+  if (calls == 0) return;
   gt_entry_t entry = GT_ENTRY_DEFAULT;
   if (e->entry_point && gt_entry_parse(e->entry_point, &entry) != GT_OK) entry = GT_ENTRY_DEFAULT;
   const uint64_t ws = atomic_load(&e->ws_max);
@@ -214,14 +221,31 @@ static bool capture_add_previous(collect_t *cl, const char *path) {
   return true;
 }
 
-static void write_capture(collect_t *cl) {
+/* What became of the calls made under graph capture, on stderr (capture mode): counted by their
+ * replays, or once each as API calls, and why. */
+static void say_replays(const gt_preload_graph_summary_t *gs) {
+  if (gs->captured == 0) return;
+  if (gs->counted)
+    gt_preload_say("capture: %" PRIu64 " GEMM calls were made under CUDA graph capture; their "
+                   "kernels ran %" PRIu64 " times in graph replays (counted through the kernel "
+                   "tracer): the shapes file counts the replays%s%s",
+                   gs->captured, gs->runs, gs->why[0] ? "; " : "", gs->why);
+  else
+    gt_preload_say("capture: %" PRIu64 " GEMM calls were made under CUDA graph capture and their "
+                   "graph replays were not counted (%s): each counts once, as an API call, with "
+                   "its key's mean time",
+                   gs->captured, gs->why);
+}
+
+static void write_capture(collect_t *cl, const gt_preload_graph_summary_t *gs) {
   char path[4096];
   int lfd;
   if (!expand_path("GEMMTUNE_CAPTURE", gt_preload.capture_path, path, sizeof path)) return;
   if (!lock_dir_of("GEMMTUNE_CAPTURE", path, &lfd)) return;
   if (capture_add_previous(cl, path)) { /* else it said why: the file is not ours to replace */
     char libs[2048];
-    gt_preload_lib_lines(libs, sizeof libs); /* which cuBLAS the application ran, for tune */
+    size_t l = gt_preload_lib_lines(libs, sizeof libs); /* which cuBLAS it ran, for tune */
+    gt_preload_graph_line(gs, libs + l, sizeof libs - l); /* how replays were counted */
     if (gt_rt_capture_write_with(path, libs, cl->recs, cl->n) != GT_OK)
       gt_preload_say("capture: cannot write %s: %s", path, gt_err_msg());
     else if (gt_preload.log)
@@ -335,6 +359,8 @@ void gt_preload_exit(void) {
   gt_preload_depth = 1; /* nothing below may re-enter the interposers' logic */
   collect_t cl = {0};
   stats_collect_t sc = {0};
+  gt_preload_graph_summary_t gs = {0};
+  if (g->capture) gt_preload_graph_fold(&gs);
   if (g->log) {
     gt_preload_say("calls and hits per key (%s):", g->db_desc);
     gt_preload_say("%6s %10s %10s  %-9s %-27s %s", "device", "calls", "hits", "decision",
@@ -359,7 +385,10 @@ void gt_preload_exit(void) {
     gt_preload_say("total: %" PRIu64 " calls, %" PRIu64 " served by tuned candidates (%.1f%%)",
                    all, cl.hits, all ? 100.0 * (double)cl.hits / (double)all : 0.0);
   }
-  if (g->capture) write_capture(&cl);
+  if (g->capture) {
+    say_replays(&gs);
+    write_capture(&cl, &gs);
+  }
   free(cl.recs);
   gt_hindex_free(&cl.index);
   free(sc.v);

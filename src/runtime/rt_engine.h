@@ -91,6 +91,12 @@ typedef struct gt_rt_entry {
   uint64_t timed_calls;
   bool first_timed_dropped;
   double first_us; /* the dropped measurement: used only when no other call was timed */
+  /* capture mode, filled at exit by the preload shim (core/gt_graph_runs.h): calls made under
+   * CUDA graph capture whose kernel nodes were identified, how often those ran in replays and
+   * for how long. captured 0: every call counts once, as an API call. */
+  struct {
+    uint64_t captured, runs, ns;
+  } graph;
 } gt_rt_entry_t;
 
 /* Receives one complete line (no newline, no "gemmtune:" prefix). */

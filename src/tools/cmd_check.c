@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_live.h"
 #include "cli.h"
 #include "core/gt_db.h"
 #include "search/gt_isolate.h"
@@ -34,7 +35,13 @@ static const char k_help[] =
     "The winner and the baseline are re-timed in interleaved rounds, cold or warm as the row\n"
     "was. The tolerance is the largest of --tolerance, the baseline's and the winner's measured\n"
     "spread now, and the spread the row recorded.\n\n"
+    "With --live, each row that passes is also replayed the way an application meets it: the\n"
+    "runtime engine (what the preload shim runs on a hit) serves the row, against the plain\n"
+    "cuBLAS call it replaces, each captured as a CUDA graph of calls over rotated operand sets,\n"
+    "the two replayed alternately; the row's note gives both times and their ratio against the\n"
+    "speedup the row recorded (csv/json: live_plain_us, live_served_us, live_speedup).\n\n"
     "  --tolerance P          percent (default 3)\n"
+    "  --live                 also replay passing rows through the runtime's dispatch\n"
     "  --row-timeout S        give up on a row after S seconds (default 300)\n"
     "  --format table|csv|json\n";
 
@@ -50,7 +57,7 @@ static const char k_examples[] =
 #define CHECK_OPTS (GT_OPT_DEVICE | GT_OPT_TIMING)
 #define CHECK_EXCEPT "warm,init" /* a row is replayed cold or warm as it was timed */
 
-enum { K_FORMAT = 3000, K_HELP, K_TOL, K_RTIMEOUT };
+enum { K_FORMAT = 3000, K_HELP, K_TOL, K_RTIMEOUT, K_LIVE };
 
 typedef enum { CK_PASS = 0, CK_NA, CK_FAIL } ck_state_t;
 
@@ -62,6 +69,7 @@ typedef struct check_out {
   double t_now, b_now;  /* medians now (us), 0 when not timed */
   double sp_now, tol;
   char dev[64];
+  gt_check_live_t live; /* --live: the replay through the runtime's dispatch */
 } check_out_t;
 
 static void set_out(check_out_t *o, ck_state_t st, const char *verdict, const char *fmt, ...)
@@ -212,17 +220,33 @@ static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol
   gt_search_result_free(&r);
 }
 
+/* --live after a passing replay: the row through the runtime's dispatch, said in the note. */
+static void check_live(const gt_db_row_t *row, const gt_cli_search_t *cs, check_out_t *o) {
+  if (o->state != CK_PASS) return;
+  gt_check_live_row(row, cs->so.measure.device, 0, &o->live);
+  size_t l = strlen(o->note);
+  if (o->live.done)
+    snprintf(o->note + l, sizeof o->note - l,
+             "; live: %.3f us served vs %.3f us %s, %.3fx (%.2f of the recorded %.3fx)",
+             o->live.served_us, o->live.plain_us, o->live.plain_name, o->live.speedup,
+             row->speedup > 0 ? o->live.speedup / row->speedup : 0.0, row->speedup);
+  else
+    snprintf(o->note + l, sizeof o->note - l, "; live: not replayed: %s", o->live.why);
+}
+
 /* The replay of one row, run in a worker (search/gt_isolate). */
 typedef struct check_job {
   const gt_db_row_t *row;
   const gt_cli_search_t *cs;
   double min_tol;
+  bool live;
 } check_job_t;
 
 static int check_worker(gt_isolate_chan_t *ch, void *arg) {
   const check_job_t *j = arg;
   check_out_t co;
   check_row(j->row, *j->cs, j->min_tol, &co);
+  if (j->live) check_live(j->row, j->cs, &co);
   return gt_isolate_send(ch, &co, sizeof co) == GT_OK ? 0 : 1;
 }
 
@@ -235,9 +259,10 @@ static bool on_check_msg(void *ctx, const void *msg, size_t len) {
 /* Replay row in a worker; a replay that crashed, hung or exited without an answer becomes a
  * failed row saying which. GT_ERR_IO when no worker could be started. */
 static gt_status_t replay_isolated(const gt_db_row_t *row, const gt_cli_search_t *cs,
-                                   double min_tol, double row_timeout, check_out_t *o) {
+                                   double min_tol, double row_timeout, bool live,
+                                   check_out_t *o) {
   memset(o, 0, sizeof *o);
-  check_job_t job = {row, cs, min_tol};
+  check_job_t job = {row, cs, min_tol, live};
   gt_isolate_end_t end;
   /* The replay sends nothing until its answer, so the silence limit bounds the whole row. */
   gt_status_t s = gt_isolate_run(check_worker, &job, row_timeout, on_check_msg, o, &end);
@@ -258,6 +283,7 @@ int gt_cmd_check(int argc, char **argv) {
   static const struct option own[] = {{"format", required_argument, 0, K_FORMAT},
                                       {"help", no_argument, 0, K_HELP},
                                       {"tolerance", required_argument, 0, K_TOL},
+                                      {"live", no_argument, 0, K_LIVE},
                                       {"row-timeout", required_argument, 0, K_RTIMEOUT},
                                       {0, 0, 0, 0}};
   struct option *opts = gt_cli_options(own, CHECK_OPTS, CHECK_EXCEPT);
@@ -265,6 +291,7 @@ int gt_cmd_check(int argc, char **argv) {
   gt_cli_search_init(&cs);
   gt_fmt_t fmt = GT_FMT_TABLE;
   double tol = 0.03, row_timeout = 300;
+  bool live = false;
   int c, rc;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -284,6 +311,9 @@ int gt_cmd_check(int argc, char **argv) {
         tol = strtod(optarg, &end) / 100.0;
         if (!*optarg || *end || !(tol >= 0))
           return free(opts), gt_cli_usage_error("check", "--tolerance wants a percentage >= 0, got '%s'", optarg);
+        break;
+      case K_LIVE:
+        live = true;
         break;
       case K_RTIMEOUT:
         row_timeout = strtod(optarg, &end);
@@ -310,10 +340,11 @@ int gt_cmd_check(int argc, char **argv) {
 
   static const char *const names[] = {"row", "verdict", "key", "provider", "instance",
                                       "recorded_us", "now_us", "baseline_now_us", "speedup_rec",
-                                      "speedup_now", "note"};
-  static const bool num[] = {1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0};
+                                      "speedup_now", "note", "live_plain_us", "live_served_us",
+                                      "live_speedup"};
+  static const bool num[] = {1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1};
   gt_table_t t;
-  gt_table_begin(&t, stdout, fmt, 11, names, num);
+  gt_table_begin(&t, stdout, fmt, live ? 14 : 11, names, num);
   size_t npass = 0, nna = 0, nfail = 0;
   char devname[64] = "";
   double t0 = gt_cli_now();
@@ -321,7 +352,7 @@ int gt_cmd_check(int argc, char **argv) {
     const gt_db_row_t *row = &db.rows[i];
     gt_cli_progress("check", "row", i + 1, db.n, gt_cli_now() - t0);
     check_out_t o;
-    if (replay_isolated(row, &cs, tol, row_timeout, &o) != GT_OK) {
+    if (replay_isolated(row, &cs, tol, row_timeout, live, &o) != GT_OK) {
       gt_db_free(&db);
       return fprintf(stderr, "gemmtune check: %s\n", gt_err_msg()), EX_IOERR_;
     }
@@ -336,6 +367,12 @@ int gt_cmd_check(int argc, char **argv) {
     gt_problem_format_key(&row->key, key, sizeof key);
     snprintf(rec, sizeof rec, "%.3f", row->time_us);
     snprintf(sprec, sizeof sprec, "%.3f", row->speedup);
+    char lp[32] = "-", ls[32] = "-", lsp[32] = "-";
+    if (o.live.done) {
+      snprintf(lp, sizeof lp, "%.3f", o.live.plain_us);
+      snprintf(ls, sizeof ls, "%.3f", o.live.served_us);
+      snprintf(lsp, sizeof lsp, "%.3f", o.live.speedup);
+    }
     if (o.t_now > 0) {
       snprintf(now, sizeof now, "%.3f", o.t_now);
       snprintf(bnow, sizeof bnow, "%.3f", o.b_now);
@@ -352,7 +389,7 @@ int gt_cmd_check(int argc, char **argv) {
       fflush(stdout);
     } else {
       const char *cells[] = {idx, o.verdict, key, row->provider, row->instance, rec, now, bnow,
-                             sprec, spnow, o.note};
+                             sprec, spnow, o.note, lp, ls, lsp};
       gt_table_row(&t, cells);
     }
   }

@@ -17,7 +17,14 @@
  *                           key's first call is captured (the device-pointer case is left out):
  *                           tests/cli/test_preload_capture_first.sh
  *   GT_CLIENT_WARMUP=1      one eager GEMM of a key of its own before the cases (a process that
- *                           called cuBLAS once before it captured) */
+ *                           called cuBLAS once before it captured)
+ *   GT_CLIENT_CASES=replays a decode-like step instead (k_step: one key called twice, one once,
+ *                           after one eager call of the second), captured once into a graph and
+ *                           replayed GT_CLIENT_REPLAYS times (default 7); it prints
+ *                             step <name> calls_per_step=<n> eager=<n>
+ *                             replays <n>
+ *                           so tests/cli/test_preload_graph_replays.sh can check that capture
+ *                           counts calls = replays x calls per step (+ eager calls) */
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -498,6 +505,52 @@ static void run_case(ctx_t *c, const gemm_case_t *g) {
   }
 }
 
+/* GT_CLIENT_CASES=replays: .reps is the calls per step; the second case is also called once
+ * eagerly before the capture. */
+static const gemm_case_t k_step[] = {
+    {"step_twice", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_T, CUBLAS_OP_N, 1024, 4, 1024, 1, 0.f, 2, RUN_GRAPH},
+    {"step_once", E_GEMMEX, T_BF16, T_BF16, CUBLAS_OP_T, CUBLAS_OP_N, 2048, 4, 1024, 1, 0.f, 1, RUN_GRAPH},
+};
+
+static void run_replays(ctx_t *c) {
+  const char *rv = getenv("GT_CLIENT_REPLAYS");
+  const int replays = rv && atoi(rv) > 0 ? atoi(rv) : 7;
+  enum { NSTEP = sizeof k_step / sizeof k_step[0] };
+  void *A[NSTEP], *B[NSTEP], *C[NSTEP];
+  const float alpha = 1.0f, beta = 0.0f;
+  for (int i = 0; i < NSTEP; i++) {
+    size_t na, nb, nc;
+    case_elems(&k_step[i], &na, &nb, &nc);
+    CK(cudaMalloc(&A[i], na * tsize(k_step[i].ab)));
+    CK(cudaMalloc(&B[i], nb * tsize(k_step[i].ab)));
+    CK(cudaMalloc(&C[i], nc * tsize(k_step[i].cd)));
+    CK(cudaMemset(A[i], 0, na * tsize(k_step[i].ab)));
+    CK(cudaMemset(B[i], 0, nb * tsize(k_step[i].ab)));
+  }
+  use_stream(c, c->s);
+  issue(c, &k_step[NSTEP - 1], A[NSTEP - 1], B[NSTEP - 1], C[NSTEP - 1], &alpha, &beta);
+  CK(cudaStreamSynchronize(c->s));
+  cudaGraph_t gr;
+  cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(c->s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < NSTEP; i++)
+    for (int r = 0; r < k_step[i].reps; r++) issue(c, &k_step[i], A[i], B[i], C[i], &alpha, &beta);
+  CK(cudaStreamEndCapture(c->s, &gr));
+  CK(cudaGraphInstantiate(&exec, gr, 0));
+  for (int r = 0; r < replays; r++) CK(cudaGraphLaunch(exec, c->s));
+  CK(cudaStreamSynchronize(c->s));
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(gr));
+  for (int i = 0; i < NSTEP; i++) {
+    printf("step %s calls_per_step=%d eager=%d\n", k_step[i].name, k_step[i].reps,
+           i == NSTEP - 1);
+    CK(cudaFree(A[i]));
+    CK(cudaFree(B[i]));
+    CK(cudaFree(C[i]));
+  }
+  printf("replays %d\n", replays);
+}
+
 int main(int argc, char **argv) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -521,6 +574,12 @@ int main(int argc, char **argv) {
   const char *cases = getenv("GT_CLIENT_CASES"), *first = getenv("GT_CLIENT_GRAPH_FIRST");
   const char *warm = getenv("GT_CLIENT_WARMUP");
   const bool scope = cases && strcmp(cases, "scope") == 0;
+  if (cases && strcmp(cases, "replays") == 0) {
+    run_replays(&c);
+    CB(cublasLtDestroy(c.lt));
+    CB(cublasDestroy(c.h));
+    return 0;
+  }
   const gemm_case_t *table = scope ? k_scope : k_cases;
   const size_t ncases = scope ? sizeof k_scope / sizeof k_scope[0] : sizeof k_cases / sizeof k_cases[0];
   if (warm && atoi(warm)) run_case(&c, &k_warmup); /* eager, before any graph-first case */

@@ -20,10 +20,14 @@
  * includes this library's RUNPATH into the toolkit), the toolkit path it was built against, and
  * GEMMTUNE_CUPTI_LIB first when set.
  *
- * The subscriber slot is held for the life of the process (a subscription with no callbacks
- * enabled costs nothing): CUPTI allows one, and a tool that starts later and takes over the
- * activity buffers would silently empty the trace. Such a tool gets CUPTI's own "multiple
- * subscribers" error instead. */
+ * The subscriber slot is held for the life of the process: CUPTI allows one, and a tool that
+ * starts later and takes over the activity buffers would silently empty the trace. Such a tool
+ * gets CUPTI's own "multiple subscribers" error instead. The one callback enabled is a resource
+ * callback for graph node clones (once per node at graph instantiation, nothing per launch): with
+ * it and the graph node id of each kernel record, the tracer counts how often the kernels each
+ * captured node stands for ran in replays, which the preload shim asks for at exit
+ * (gemmtune_trace_graph_node_ids, gemmtune_trace_graph_runs; core/gt_graph_runs.h) so that
+ * `gemmtune capture` counts a graph-captured GEMM once per replay instead of once per API call. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -39,6 +43,7 @@
 #include <cupti.h>
 
 #include "core/gt_fileio.h"
+#include "core/gt_graph_runs.h"
 #include "verify/gt_trace_file.h"
 
 #define TRACE_EXPORT __attribute__((visibility("default")))
@@ -62,6 +67,9 @@ typedef CUptiResult (*pfn_ActivityEnable)(CUpti_ActivityKind);
 typedef CUptiResult (*pfn_GetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
 typedef CUptiResult (*pfn_FlushAll)(uint32_t);
 typedef CUptiResult (*pfn_GetNumDropped)(CUcontext, uint32_t, size_t *);
+typedef CUptiResult (*pfn_EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                          CUpti_CallbackId);
+typedef CUptiResult (*pfn_GetGraphNodeId)(CUgraphNode, uint64_t *);
 
 static struct {
   pfn_GetResultString GetResultString;
@@ -72,6 +80,8 @@ static struct {
   pfn_GetNextRecord GetNextRecord;
   pfn_FlushAll FlushAll;
   pfn_GetNumDropped GetNumDropped;
+  pfn_EnableCallback EnableCallback;
+  pfn_GetGraphNodeId GetGraphNodeId;
 } g_cupti;
 
 static struct {
@@ -82,6 +92,13 @@ static struct {
   pthread_mutex_t mu;    /* trace */
   gt_trace_t trace;
   int exit_done;
+  /* Graph replays (the shim's capture asks, gemmtune_trace_graph_*): runs per executed node and
+   * the clone each executable graph's node is of, under mu. graphs: the clone callback is on, so
+   * the node ids of kernel records can be traced back to the captured nodes. */
+  bool graphs;
+  char graphs_why[GT_TRACE_REASON_MAX];
+  gt_graph_runs_t nodes;
+  bool nodes_nomem;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -187,6 +204,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
     if (gt_trace_add(&g.trace, k->name, k->start, k->end, k->streamId, k->graphId != 0) != GT_OK)
       nomem = true;
+    if (k->graphNodeId && g.graphs &&
+        gt_graph_runs_add_run(&g.nodes, k->graphNodeId, k->end > k->start ? k->end - k->start : 0)
+            != GT_OK)
+      g.nodes_nomem = true;
   }
   size_t dropped = 0;
   if (g_cupti.GetNumDropped && g_cupti.GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -214,10 +235,71 @@ static void trace_exit(void) {
   pthread_mutex_unlock(&g.mu);
 }
 
-/* A callback for the subscription that only holds CUPTI's subscriber slot (no domain enabled). */
-static void CUPTIAPI no_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
+/* The subscription's callback. The only one enabled is the resource callback for a graph node
+ * being cloned (cuGraphInstantiate clones every node of the graph it instantiates): which node of
+ * the captured graph each node of an executable graph stands for, so a replay's kernel record
+ * (which names the executable graph's node) counts for the call that captured the original. */
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
                                  const void *data) {
-  (void)ud, (void)d, (void)id, (void)data;
+  (void)ud;
+  if (d != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED || !data) return;
+  const CUpti_ResourceData *rd = data;
+  const CUpti_GraphData *gd = rd->resourceDescriptor;
+  uint64_t clone = 0, orig = 0;
+  if (!gd || !gd->node || !gd->originalNode ||
+      g_cupti.GetGraphNodeId(gd->node, &clone) != CUPTI_SUCCESS ||
+      g_cupti.GetGraphNodeId(gd->originalNode, &orig) != CUPTI_SUCCESS)
+    return;
+  pthread_mutex_lock(&g.mu);
+  if (gt_graph_runs_add_clone(&g.nodes, clone, orig) != GT_OK) g.nodes_nomem = true;
+  pthread_mutex_unlock(&g.mu);
+}
+
+/* ---- graph replays, asked by the preload shim in the same process -------------------------- */
+
+/* The CUPTI ids of graph nodes nodes[0..n) (CUgraphNode handles of a graph being captured) into
+ * ids. Returns 0, or -1 when graph replays are not being counted (ids untouched). Called by the
+ * preload shim right after a captured call, from the capturing thread: only CUPTI's id lookup,
+ * nothing that touches the stream. */
+TRACE_EXPORT int gemmtune_trace_graph_node_ids(void *const *nodes, int n, uint64_t *ids) {
+  if (!g.graphs || n < 0 || (n && (!nodes || !ids))) return -1;
+  for (int i = 0; i < n; i++)
+    if (g_cupti.GetGraphNodeId((CUgraphNode)nodes[i], &ids[i]) != CUPTI_SUCCESS) return -1;
+  return 0;
+}
+
+/* For captured node ids[0..n): how many times every clone of each ran in graph replays and for
+ * how many nanoseconds (gt_graph_runs_resolve), after flushing CUPTI's buffers. Returns 0, or -1
+ * with why[0..cap) saying why replays cannot be counted (tracing off or failed, records dropped,
+ * out of memory). Called by the shim at exit; safe before or after this tracer's own exit. */
+TRACE_EXPORT int gemmtune_trace_graph_runs(const uint64_t *ids, int n, uint64_t *runs,
+                                           uint64_t *ns, char *why, size_t cap) {
+  if (why && cap) why[0] = '\0';
+  if (!g.graphs) {
+    if (why) snprintf(why, cap, "%s", g.graphs_why[0] ? g.graphs_why : "the tracer is not tracing");
+    return -1;
+  }
+  if (n < 0 || (n && (!ids || !runs || !ns))) return -1;
+  CUptiResult r = g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  int rc = 0;
+  pthread_mutex_lock(&g.mu);
+  if (r != CUPTI_SUCCESS) {
+    if (why) snprintf(why, cap, "cuptiActivityFlushAll: %s", cupti_err(r));
+    rc = -1;
+  } else if (g.trace.state == GT_TRACE_UNVERIFIED) {
+    if (why) snprintf(why, cap, "%s", g.trace.reason);
+    rc = -1;
+  } else if (g.trace.dropped || g.nodes_nomem) {
+    if (why)
+      snprintf(why, cap, "%s", g.nodes_nomem ? "out of memory counting graph nodes"
+                                             : "CUPTI dropped kernel records");
+    rc = -1;
+  } else if (gt_graph_runs_resolve(&g.nodes, ids, (size_t)n, runs, ns) != GT_OK) {
+    if (why) snprintf(why, cap, "out of memory resolving graph nodes");
+    rc = -1;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return rc;
 }
 
 /* ---- loading CUPTI ------------------------------------------------------------------------- */
@@ -267,6 +349,25 @@ static void *open_cupti(char *why, size_t cap) {
     }                                                                             \
   } while (0)
 
+/* Graph replays can be counted per captured node when CUPTI reports node clones and node ids;
+ * otherwise the kernel trace itself is unaffected and the shim's capture says why replays were
+ * not counted. */
+static void enable_graph_counting(CUpti_SubscriberHandle sub) {
+  if (!g_cupti.EnableCallback || !g_cupti.GetGraphNodeId) {
+    snprintf(g.graphs_why, sizeof g.graphs_why,
+             "%s has no cuptiEnableCallback or cuptiGetGraphNodeId", GT_TRACE_CUPTI_SONAME);
+    return;
+  }
+  CUptiResult r = g_cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                         CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+  if (r != CUPTI_SUCCESS) {
+    snprintf(g.graphs_why, sizeof g.graphs_why,
+             "cuptiEnableCallback(GRAPHNODE_CLONED): %s", cupti_err(r));
+    return;
+  }
+  g.graphs = true;
+}
+
 static void start_tracing(void) {
   char why[GT_TRACE_REASON_MAX] = "";
   void *h = open_cupti(why, sizeof why);
@@ -282,6 +383,8 @@ static void start_tracing(void) {
   SYM(h, GetNextRecord, "cuptiActivityGetNextRecord", true);
   SYM(h, FlushAll, "cuptiActivityFlushAll", true);
   SYM(h, GetNumDropped, "cuptiActivityGetNumDroppedRecords", false);
+  SYM(h, EnableCallback, "cuptiEnableCallback", false);
+  SYM(h, GetGraphNodeId, "cuptiGetGraphNodeId", false);
 
   CUpti_SubscriberHandle sub = NULL;
   CUptiResult r;
@@ -293,9 +396,9 @@ static void start_tracing(void) {
     sp.subscriberName = "gemmtune verify";
     sp.oldSubscriberName = other;
     sp.oldSubscriberSize = sizeof other;
-    r = g_cupti.Subscribe_v2(&sub, no_callback, NULL, &sp);
+    r = g_cupti.Subscribe_v2(&sub, on_callback, NULL, &sp);
   } else {
-    r = g_cupti.Subscribe(&sub, no_callback, NULL);
+    r = g_cupti.Subscribe(&sub, on_callback, NULL);
   }
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     set_unverified("CUPTI is already in use by another tool%s%s%s (Nsight Systems/Compute, a "
@@ -318,6 +421,7 @@ static void start_tracing(void) {
     return;
   }
   g.enabled = true;
+  enable_graph_counting(sub);
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
