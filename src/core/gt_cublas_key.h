@@ -139,6 +139,28 @@ enum {
   GT_CUBLASLT_MATRIX_LAYOUT_BATCH_MODE = 8
 };
 
+/* cublasLtMatmulMatrixScale_t (cublasLt.h, CUDA 12.8+) */
+enum {
+  GT_CUBLASLT_MATRIX_SCALE_SCALAR_32F = 0,
+  GT_CUBLASLT_MATRIX_SCALE_VEC16_UE4M3 = 1,
+  GT_CUBLASLT_MATRIX_SCALE_VEC32_UE8M0 = 2,
+  GT_CUBLASLT_MATRIX_SCALE_OUTER_VEC_32F = 3,
+  GT_CUBLASLT_MATRIX_SCALE_VEC128_32F = 4,
+  GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F = 5
+};
+
+/* Positions in gt_cublaslt_desc_t.scale_ptr. */
+enum {
+  GT_LT_SCALE_A = 0,
+  GT_LT_SCALE_B,
+  GT_LT_SCALE_C,
+  GT_LT_SCALE_D,
+  GT_LT_AMAX_D,
+  GT_LT_SCALE_AUX,
+  GT_LT_AMAX_AUX,
+  GT_LT_SCALE_D_OUT
+};
+
 /* What the key needs beyond the call's arguments: the handle's modes and the device identity. */
 typedef struct gt_cublas_env {
   int pointer_mode;       /* cublasGetPointerMode of the handle (ignored for cublasLtMatmul) */
@@ -266,7 +288,8 @@ typedef struct gt_cublaslt_desc {
   const void *aux;            /* epilogue auxiliary output */
   int64_t alpha_vector_batch_stride;
   int32_t sm_count_target;
-  /* FP8/block scaling: any pointer set or mode nonzero is marked (not in the key). */
+  /* FP8 scaling (GT_LT_SCALE_*): A's and B's scales (with their modes), D's scale and amax are
+   * keyed; the others set, or a mode the key has not, are marked. */
   const void *scale_ptr[8];   /* A, B, C, D, amax D, aux scale, aux amax, D out scale */
   int32_t scale_mode[6];      /* A, B, C, D, aux, D out */
   int8_t fast_accum;
@@ -275,9 +298,11 @@ typedef struct gt_cublaslt_desc {
 } gt_cublaslt_desc_t;
 
 /* The key of cublasLtMatmul from its descriptor and layouts (lay[0..3] = A, B, C, D). beta is the
- * host scalar of the descriptor's scale type (read only in host pointer mode). Marked: device
- * pointer modes, FP8/block scaling or amax pointers, scaling modes, fast accumulation, an
- * emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
+ * host scalar of the descriptor's scale type (read only in host pointer mode). fp8 scaling is
+ * keyed (scale_a/scale_b from the A/B scale pointers and modes, fast_accum, scale_d for an fp8 D
+ * with a D scale, amax_d). Marked: device pointer modes, C / aux / D-out scale pointers, scaling
+ * modes of C and D, the Blackwell block-scale formats, a scale on an operand that is not fp8,
+ * fast accumulation without fp8 operands, an emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
  * none), row-major or pointer-array layouts, ldd != ldc, D's batch stride != C's, a bias of
  * another type or batched. Not keyed: unreadable attributes, types no key has, inconsistent
  * layouts, transc, a bias epilogue without a bias. */

@@ -59,6 +59,30 @@ void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out
 
 static bool is_int_type(gt_dtype_t t) { return t == GT_DT_I8 || t == GT_DT_I32; }
 
+size_t gt_harness_scale_elems(const gt_problem_t *p, char which) {
+  int64_t d0 = 0, d1 = 0;
+  switch (which) {
+    case 'A': gt_scale_mode_shape(p->scale_a, 'A', p->m, p->n, p->k, &d0, &d1); break;
+    case 'B': gt_scale_mode_shape(p->scale_b, 'B', p->m, p->n, p->k, &d0, &d1); break;
+    case 'D': return p->scale_d ? 1 : 0;
+    case 'X': return p->amax_d ? 1 : 0;
+    default: return 0;
+  }
+  return (size_t)(d0 * d1);
+}
+
+void gt_harness_fill_scales(float *buf, size_t n, uint64_t *rng) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t z = (*rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = (double)(z >> 11) * 0x1.0p-53; /* [0, 1) */
+    buf[i] = (float)exp2(3.0 * u - 1.5);
+    if (buf[i] == 1.0f || buf[i] == 2.0f || buf[i] == 0.5f) buf[i] *= 1.0625f;
+  }
+}
+
 void gt_harness_scalars(const gt_problem_t *p, gt_init_mode_t init, double *alpha, double *beta) {
   if (init == GT_INIT_INT || is_int_type(p->a_type) || is_int_type(p->d_type) ||
       is_int_type(p->scale_type)) {
