@@ -45,6 +45,11 @@ typedef struct gt_cuk_gemm {
   int beta_zero;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   double alpha, beta;
+  /* fp8 scaling (gt_scale_mode_t of A and B; device f32 arrays, NULL for none): each operand
+   * element is dequantized by its factor before the product, D scaled by *sd after the
+   * epilogue, as gt_reference_gemm does. */
+  int scale_a, scale_b;
+  const float *sa, *sb, *sd;
 } gt_cuk_gemm_t;
 
 /* ref[(b*n + j)*m + i] = act(alpha * sum_k op(A)[i,k] op(B)[k,j] + beta * C[i,j] + bias[i]) in
