@@ -196,8 +196,7 @@ static void test_fp8_candidates_pass_gate(void **state) {
     if (P->enumerate(&p, &eo, &list) != GT_OK) fail_msg("%s: enumerate: %s", c->what, gt_err_msg());
     size_t active = gt_cand_list_count_active(&list);
     if (active == 0) {
-      printf("# %-40s no candidate%s: %s
-", c->what, c->optional ? " (skipped)" : "",
+      printf("# %-40s no candidate%s: %s\n", c->what, c->optional ? " (skipped)" : "",
              list.n ? list.v[0].reason : "");
       if (!c->optional) failed++;
       gt_cand_list_free(&list);
@@ -215,11 +214,9 @@ static void test_fp8_candidates_pass_gate(void **state) {
       if (gates(b, &list.v[j], c->what)) passed++;
       else failed++;
     }
-    printf("# %-40s %zu listed, %zu active, %d passed the gate
-", c->what, list.n, active, passed);
+    printf("# %-40s %zu listed, %zu active, %d passed the gate\n", c->what, list.n, active, passed);
     if (!base) {
-      printf("#   no baseline (the application's own call)
-");
+      printf("#   no baseline (the application's own call)\n");
       failed++;
     }
     H->close(b);
@@ -272,8 +269,7 @@ static void test_fp8_scales_read_at_run_time(void **state) {
   cudaMemcpy(&d1, D, 2, cudaMemcpyDeviceToHost);
   assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
   const double v0 = gt_bf16_to_f32(d0), v1 = gt_bf16_to_f32(d1);
-  printf("# D[0] with scale_b 1: %g, with scale_b 3: %g
-", v0, v1);
+  printf("# D[0] with scale_b 1: %g, with scale_b 3: %g\n", v0, v1);
   assert_true(v0 > 0 && fabs(v1 / v0 - 3.0) < 0.02);
   P->release(st);
   cudaFree(A), cudaFree(B), cudaFree(D), cudaFree(S), cudaFree(W);
