@@ -10,8 +10,8 @@
  *   - calls it cannot key at all (a data type no key has, arguments cuBLAS itself rejects, an
  *     unreadable descriptor): GT_ERR_UNSUPPORTED with a one-line reason in gt_err_msg();
  *   - calls it can key but that gemmtune must never tune or serve (a non-default algorithm,
- *     device pointer mode where beta cannot be read, pedantic or emulated math, FP8 scaling
- *     pointers, ldd != ldc, an epilogue with auxiliary outputs, pointer-array and grouped
+ *     device pointer mode where beta cannot be read, pedantic or emulated math, fp8 scaling
+ *     the key cannot state (C / aux / D-out scales, block formats), ldd != ldc, an epilogue with auxiliary outputs, pointer-array and grouped
  *     batches, ...): with a mark (gt_cublas_mark_t) they are keyed as well as the key can state
  *     them and the mark says why they are not tunable, so `capture` can record them (the GEMM
  *     time they cost is part of the workload's); without a mark they are GT_ERR_UNSUPPORTED with
