@@ -5,7 +5,8 @@
  *   outer vector, 1x128 and 128x128 blocks), bf16 / f16 / f32 / fp8 D (with its scale and amax),
  *   fast accumulation and a bias, the correct planted instance testonly_f8_exact passes the gate,
  *   and each planted mistake fails it: testonly_f8_noscaleb (ignores scale_b), testonly_f8_rowcol
- *   (A's row factors applied by column), testonly_f8_ksplit (K split inside a 128 block);
+ *   (A's row factors applied by column), testonly_f8_ksplit (K split inside a 128 block),
+ *   testonly_f8_amaxscaled (amax taken after D's scale);
  *   each mistake is listed exactly where the key has what it gets wrong;
  *   the reference refuses an fp8 key whose scale arrays are missing;
  *   the fp8 bound grows with K, is looser with fast accumulation, and stays far below the
@@ -110,7 +111,7 @@ static gt_status_t gate_one(const gt_problem_t *p, const char *inst, gt_gate_t *
 }
 
 static const char *const k_faults[] = {"testonly_f8_noscaleb", "testonly_f8_rowcol",
-                                       "testonly_f8_ksplit"};
+                                       "testonly_f8_ksplit", "testonly_f8_amaxscaled"};
 
 static void test_gate_fp8_key(void **state) {
   const key_case_t *c = *state;
@@ -130,8 +131,10 @@ static void test_gate_fp8_key(void **state) {
       print_error("%s / %s: passed the gate (error %.3g bound %.3g)\n", c->name, k_faults[f],
                   g.error, g.bound);
     assert_int_equal(s, GT_ERR_GATE);
-    /* Not a marginal miss: a wrong scale is O(1) off, the bound is fp8 accumulation. */
-    assert_true(g.error > 4 * bound);
+    /* Not a marginal miss: a wrong scale is O(1) off, the bound is fp8 accumulation (the amax
+     * fault leaves D right: the amax check names it). */
+    if (strcmp(k_faults[f], "testonly_f8_amaxscaled") == 0) assert_non_null(strstr(g.why, "amax_d"));
+    else assert_true(g.error > 4 * bound);
   }
   assert_true(exact_err <= bound);
 }

@@ -23,6 +23,8 @@
  *   testonly_f8_ksplit   splits K in two at a point inside a 128 block and scales each part by
  *                        the factors of the block that part starts in; listed where a scale is
  *                        blockwise (blk1x128_f32, blk128x128_f32) and k > 128.
+ *   testonly_f8_amaxscaled  D right, but amax_d taken after D's scale instead of before it;
+ *                        listed where the key has an amax output and a D scale.
  * With GEMMTUNE_TEST_PROVIDERS=all, two more that only an isolated worker survives
  * (`gemmtune tune --isolate`): they prove the supervisor records them and carries on.
  *   testonly_crash  run() raises SIGSEGV, like a kernel launch that corrupts the process.
@@ -67,7 +69,8 @@ typedef enum to_kind {
   TO_F8_NOSCALE_B,
   TO_F8_ROWCOL,
   TO_F8_KSPLIT,
-  TO__LAST = TO_F8_KSPLIT,
+  TO_F8_AMAX,
+  TO__LAST = TO_F8_AMAX,
   TO_WIDEN /* its own space, named by group and index (widen_*) */
 } to_kind_t;
 
@@ -82,7 +85,8 @@ static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] 
                                       [TO_F8_EXACT] = "testonly_f8_exact",
                                       [TO_F8_NOSCALE_B] = "testonly_f8_noscaleb",
                                       [TO_F8_ROWCOL] = "testonly_f8_rowcol",
-                                      [TO_F8_KSPLIT] = "testonly_f8_ksplit"};
+                                      [TO_F8_KSPLIT] = "testonly_f8_ksplit",
+                                      [TO_F8_AMAX] = "testonly_f8_amaxscaled"};
 
 static gt_status_t to_init(void) {
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
@@ -114,7 +118,7 @@ static bool epi_has_bias(gt_epilogue_t e) {
   return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
 }
 
-static bool is_f8_kind(to_kind_t k) { return k >= TO_F8_EXACT && k <= TO_F8_KSPLIT; }
+static bool is_f8_kind(to_kind_t k) { return k >= TO_F8_EXACT && k <= TO_F8_AMAX; }
 static bool is_f8_key(const gt_problem_t *p) {
   return gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type);
 }
@@ -134,6 +138,7 @@ static bool to_listed(to_kind_t k, const gt_problem_t *p) {
     case TO_F8_ROWCOL: return p->scale_a == GT_SCALE_OUTER || is_block_mode(p->scale_a);
     case TO_F8_KSPLIT:
       return (is_block_mode(p->scale_a) || is_block_mode(p->scale_b)) && p->k > GT_SCALE_BLOCK;
+    case TO_F8_AMAX: return p->amax_d && p->scale_d;
     default: return true;
   }
 }
@@ -389,8 +394,9 @@ static void f8_gemm(to_state_t *s, const gt_operands_t *o) {
         double v = alpha * acc;
         if (!p->beta_zero) v += beta * gt_load_elem(o->C, p->c_type, di);
         if (bias) v += gt_load_elem(o->bias, bias_t, (size_t)i);
-        amax = fmax(amax, fabs(v));
+        if (s->kind != TO_F8_AMAX) amax = fmax(amax, fabs(v));
         if (p->scale_d) v *= (double)o->scale_d[0];
+        if (s->kind == TO_F8_AMAX) amax = fmax(amax, fabs(v));
         gt_store_elem(o->D, p->d_type, di, v);
       }
   }
@@ -439,6 +445,7 @@ static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
     case TO_F8_NOSCALE_B:
     case TO_F8_ROWCOL:
     case TO_F8_KSPLIT:
+    case TO_F8_AMAX:
       if ((s->p.scale_a != GT_SCALE_NONE && !ops->scale_a) ||
           (s->p.scale_b != GT_SCALE_NONE && !ops->scale_b) || (s->p.scale_d && !ops->scale_d))
         return gt_err_set(GT_ERR_USAGE, "testonly run: the key's fp8 scales are not given");

@@ -593,6 +593,23 @@ static gt_status_t scales_alloc(struct gt_bench *b, uint64_t seed) {
   return GT_OK;
 }
 
+/* The amax output of an fp8 key: max|D| before D's scale, as cuBLASLt writes it, within the
+ * bound D's elements are gated at (the host harness's rule). acc holds the reference's max. */
+static gt_status_t gate_amax(struct gt_bench *b, const gt_cuk_acc_t *acc, gt_gate_t *out) {
+  float got = 0.0f, sd = 1.0f;
+  GT_CUDA_CHECK(cudaMemcpy(&got, b->gate_scale[3], sizeof got, cudaMemcpyDeviceToHost));
+  if (b->p.scale_d) GT_CUDA_CHECK(cudaMemcpy(&sd, b->gate_scale[2], sizeof sd, cudaMemcpyDeviceToHost));
+  double mx;
+  memcpy(&mx, &acc->absmax_bits, sizeof mx);
+  const double want = mx / (double)sd, tol = gt_harness_amax_tol(&b->p) * want + 1e-30;
+  if (!(fabs((double)got - want) <= tol)) {
+    out->passed = false;
+    snprintf(out->why, sizeof out->why, "amax_d %.6g, expected %.6g (max|D| before its scale)",
+             (double)got, want);
+  }
+  return GT_OK;
+}
+
 static gt_status_t cuda_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t *out) {
   const gt_problem_t *p = &b->p;
   memset(out, 0, sizeof *out);
@@ -614,6 +631,8 @@ static gt_status_t cuda_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t 
     if (b->gate_scale[i] &&
         (s = scales_fill(b, b->gate_scale[i], gt_harness_scale_elems(p, k_scale_which[i]), &srng)) != GT_OK)
       return s;
+  /* The amax output poisoned (all-ones bits: a NaN), so one the candidate never wrote fails. */
+  if (b->gate_scale[3]) GT_CUDA_CHECK(cudaMemsetAsync(b->gate_scale[3], 0xFF, sizeof(float), b->stream));
   const size_t d_bytes = b->c_elems * gt_dtype_size(p->d_type);
   bool poisoned = !b->inplace;
   if (poisoned)
@@ -656,6 +675,7 @@ static gt_status_t cuda_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t 
   a.unwritten = (int64_t)acc.unwritten;
   a.checked = (int64_t)acc.checked;
   gt_metric_acc_finish(&a, p, out);
+  if (out->passed && p->amax_d && (s = gate_amax(b, &acc, out)) != GT_OK) return s;
   if (!out->passed) return gt_err_set(GT_ERR_GATE, "%s: %s", l->c.name, out->why);
   return GT_OK;
 }

@@ -271,15 +271,17 @@ __device__ void block_add(T v, T *dst) {
 }
 
 __global__ void ref_stats_kernel(const double *ref, size_t count, gt_cuk_acc_t *acc) {
-  double s2 = 0.0;
+  double s2 = 0.0, mx = 0.0;
   unsigned long long nf = 0;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += (size_t)gridDim.x * blockDim.x) {
     double r = ref[i];
-    if (isfinite(r)) s2 += r * r, nf++;
+    if (isfinite(r)) s2 += r * r, nf++, mx = fmax(mx, fabs(r));
   }
   block_add(s2, &acc->ref2_all);
   block_add(nf, &acc->finite_all);
+  // the amax an fp8 call must write; one atomic per thread is cheap next to the reference
+  if (mx > 0.0) atomicMax(&acc->absmax_bits, (unsigned long long)__double_as_longlong(mx));
 }
 
 // gt_metric_acc_add, element by element.

@@ -64,6 +64,8 @@ typedef struct gt_cuk_acc {
   unsigned long long finite_all;
   double diff2, ref2; /* pass 2: as gt_metric_acc_t */
   unsigned long long mismatches, nonfinite, unwritten, checked;
+  unsigned long long absmax_bits; /* pass 1: max |ref| over finite references, as the bits of a
+                                     non-negative double (they order as the values do) */
 } gt_cuk_acc_t;
 
 /* Pass 1: ref2_all and finite_all of the m*n*batch reference values into *acc (device memory,
