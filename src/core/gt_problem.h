@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "gt_dtype.h"
+#include "gt_scale.h"
 #include "gt_status.h"
 
 #ifdef __cplusplus
