@@ -7,6 +7,16 @@
  *
  *   kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N] [--filter TEXT]
  *                 [--tokens LIST] [--layout tn|nn|nt|tt] [--epilogue NAME]
+ *                 [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T]
+ *
+ * --dtype f8e4m3fn (or f8e4m3fn,f8e5m2 / f8e5m2,f8e4m3fn for the mixes) makes every shape an fp8
+ * GEMM (A = the weights, B = the activations, D --out-dtype, bf16 by default) scaled as --scale
+ * says: tensor (one factor per operand, torch._scaled_mm tensorwise: the default), outer (a factor
+ * per row of W and per token: rowwise) or block (DeepSeek V3: 128x128 weight blocks, 1x128
+ * activation blocks). Such keys are cublasLtMatmul calls: the baseline is the application's own
+ * Lt fp8 call (cublaslt_heuristic_ws1048576), cuBLASLt's heuristic configurations race too, and
+ * own fp8 instances join through the kernels provider once they exist (until then it lists one
+ * exclusion saying so).
  *
  * --layout re-lays every shape out in that BLAS layout (same m = out, n = tokens, k = in; packed
  * leading dimensions) and races cuBLAS and the own instances of that layout: tn is the nn.Linear
@@ -54,11 +64,35 @@ typedef struct opts {
   int rounds, finalists;
   gt_epilogue_t epilogue; /* --epilogue: GT_EPI_NONE races cublasGemmEx as before */
   bool fenced;            /* --fenced: gt_measure_opts_t.fenced */
+  bool fp8;               /* --dtype names fp8 operands: keys are cublasLtMatmul fp8 calls */
+  gt_dtype_t a_type, b_type, d_type;
+  gt_scale_mode_t scale_a, scale_b;
 } opts_t;
 
+/* Whether keys are raced as cublasLtMatmul calls (an epilogue, or fp8 operands). */
+static bool lt_keys(const opts_t *o) { return o->epilogue != GT_EPI_NONE || o->fp8; }
+
 /* The baseline's name in the table, the summary and the CSV header. */
-static const char *base_label(const opts_t *o) {
-  return o->epilogue != GT_EPI_NONE ? "lt" : "cublas";
+static const char *base_label(const opts_t *o) { return lt_keys(o) ? "lt" : "cublas"; }
+
+/* --dtype A[,B]: the operand types; fp8 when either is. */
+static bool parse_dtypes(const char *v, opts_t *o) {
+  char a[32], b[32] = "";
+  if (sscanf(v, "%31[^,],%31s", a, b) < 1) return false;
+  if (gt_dtype_parse(a, &o->a_type) != GT_OK) return false;
+  o->b_type = o->a_type;
+  if (b[0] && gt_dtype_parse(b, &o->b_type) != GT_OK) return false;
+  o->fp8 = gt_dtype_is_fp8(o->a_type) || gt_dtype_is_fp8(o->b_type);
+  return true;
+}
+
+/* --scale tensor|outer|block: how the fp8 operands are scaled (A = W, B = x). */
+static bool parse_scale(const char *v, opts_t *o) {
+  if (!strcmp(v, "tensor")) o->scale_a = o->scale_b = GT_SCALE_TENSOR;
+  else if (!strcmp(v, "outer")) o->scale_a = o->scale_b = GT_SCALE_OUTER;
+  else if (!strcmp(v, "block")) o->scale_a = GT_SCALE_BLK128X128, o->scale_b = GT_SCALE_BLK1X128;
+  else return false;
+  return true;
 }
 
 static double now_s(void) {
@@ -70,7 +104,8 @@ static double now_s(void) {
 static void usage(FILE *f) {
   fprintf(f, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
              " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]"
-             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced]\n");
+             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced]"
+             " [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T]\n");
 }
 
 static void help(void) {
@@ -89,6 +124,11 @@ static void help(void) {
          "                   epilogue twins), and time the fused epilogue's cost: the best twin\n"
          "                   against its plain instance on the same shape without it (none: the\n"
          "                   cublasGemmEx race, the default)\n"
+         "  --dtype A[,B]    operand types (f8e4m3fn, f8e4m3fn,f8e5m2, f8e5m2,f8e4m3fn): fp8 keys\n"
+         "                   race as cublasLtMatmul calls against the application's own Lt call\n"
+         "  --scale S        fp8 scaling: tensor (default), outer (rowwise), block (128x128 W,\n"
+         "                   1x128 x)\n"
+         "  --out-dtype T    D's type for --dtype (default bf16)\n"
          "  --fenced         time every launch after a small plain kernel, as an application's\n"
          "                   norm or activation precedes its GEMM, so no launch overlaps the\n"
          "                   previous GEMM's tail (programmatic dependent launch); the separator's\n"
@@ -155,8 +195,8 @@ static bool race_shape(const gt_shape_t *sh, const gt_problem_t *p, const opts_t
   so.providers = "cublas,kernels";
   so.rounds = o->rounds;
   so.finalists = o->finalists;
-  if (o->epilogue != GT_EPI_NONE) {
-    /* The application's own cublasLtMatmul call with the epilogue is the baseline
+  if (lt_keys(o)) {
+    /* The application's own cublasLtMatmul call (with the epilogue, or fp8) is the baseline
      * (cublaslt_heuristic_ws<1 MiB>, PyTorch's workspace when the shapes file does not say). */
     so.entry = GT_ENTRY_LTMATMUL;
     so.providers = "cublaslt,kernels";
@@ -391,6 +431,25 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
         return false;
       }
       i++;
+    } else if (!strcmp(a, "--dtype") && v) {
+      if (!parse_dtypes(v, o)) {
+        fprintf(stderr, "kernels_bench: --dtype '%s': expected a type or two (f8e4m3fn, "
+                        "f8e4m3fn,f8e5m2, bf16, ...)\n", v);
+        return false;
+      }
+      i++;
+    } else if (!strcmp(a, "--scale") && v) {
+      if (!parse_scale(v, o)) {
+        fprintf(stderr, "kernels_bench: --scale '%s': expected tensor, outer or block\n", v);
+        return false;
+      }
+      i++;
+    } else if (!strcmp(a, "--out-dtype") && v) {
+      if (gt_dtype_parse(v, &o->d_type) != GT_OK) {
+        fprintf(stderr, "kernels_bench: --out-dtype '%s': %s\n", v, gt_err_msg());
+        return false;
+      }
+      i++;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       help();
       exit(0);
@@ -483,12 +542,17 @@ static void print_header(const gt_device_info_t *dev, const opts_t *o) {
   printf("device: %s (%s, %d SMs, L2 %.0f MB, %.0f GB/s datasheet)\n", dev->name, dev->arch,
          dev->sm_count, dev->cache_bytes / 1e6, dev->peak_gbps);
   printf("layout: %s\n", o->layout ? o->layout : "as in the shapes file (tn: nn.Linear)");
+  if (o->fp8)
+    printf("dtype: %s x %s -> %s, scales %s / %s, raced as cublasLtMatmul fp8 calls: lt = the "
+           "application's own call (cublaslt_heuristic_ws1048576)\n",
+           gt_dtype_name(o->a_type), gt_dtype_name(o->b_type), gt_dtype_name(o->d_type),
+           gt_scale_mode_name(o->scale_a), gt_scale_mode_name(o->scale_b));
   if (o->epilogue == GT_EPI_NONE) {
     printf("method: cold (rotated >= 3x L2), CUDA-graph replays, quick race then %d interleaved "
            "rounds of cublas + %d finalists, medians\n\n",
            o->rounds, o->finalists);
     printf("%-22s %6s %6s %6s | %9s %9s %6s %8s | %s\n", "shape", "tokens", "out", "in",
-           "cublas_us", "own_us", "ratio", "own_GB/s", "best own instance");
+           o->fp8 ? "lt_us" : "cublas_us", "own_us", "ratio", "own_GB/s", "best own instance");
     return;
   }
   const char *e = gt_epilogue_name(o->epilogue);
@@ -507,7 +571,8 @@ static void print_header(const gt_device_info_t *dev, const opts_t *o) {
 
 int main(int argc, char **argv) {
   opts_t o = {.shapes = "bench/decode_shapes.csv", .out = getenv("OUT"), .rounds = 9,
-              .finalists = 4};
+              .finalists = 4, .a_type = GT_DT_BF16, .b_type = GT_DT_BF16, .d_type = GT_DT_BF16,
+              .scale_a = GT_SCALE_TENSOR, .scale_b = GT_SCALE_TENSOR};
   if (!parse_opts(argc, argv, &o)) return 64;
   gt_trans_t lay_a = GT_TRANS_T, lay_b = GT_TRANS_N;
   if (o.layout && !gt_layout_parse(o.layout, &lay_a, &lay_b)) {
@@ -553,6 +618,14 @@ int main(int argc, char **argv) {
       gt_problem_fill_lds(&pl);
     }
     if (o.epilogue != GT_EPI_NONE) pl.epilogue = o.epilogue;
+    if (o.fp8 || o.a_type != GT_DT_BF16) {
+      pl.a_type = o.a_type, pl.b_type = o.b_type;
+      pl.c_type = pl.d_type = o.d_type;
+      if (o.fp8) {
+        pl.scale_a = gt_dtype_is_fp8(o.a_type) ? o.scale_a : GT_SCALE_NONE;
+        pl.scale_b = gt_dtype_is_fp8(o.b_type) ? o.scale_b : GT_SCALE_NONE;
+      }
+    }
     if (o.filter && !strstr(sh->label, o.filter)) continue;
     if (!tokens_selected(o.tokens, pl.n)) continue;
     shape_race_t sr;

@@ -40,7 +40,11 @@ import time
 
 KEY_FIELDS = ["op", "a_type", "b_type", "c_type", "d_type", "compute", "scale_type", "transa",
               "transb", "m", "n", "k", "lda", "ldb", "ldc", "batch", "stride_a", "stride_b",
-              "stride_c", "epilogue", "beta_zero", "arch", "sm_count"]
+              "stride_c", "epilogue", "beta_zero", "arch", "sm_count",
+              "scale_a", "scale_b", "fast_accum", "scale_d", "amax_d"]
+# The fp8 fields are absent from files written before them (DB format 2): their defaults.
+KEY_DEFAULTS = {"scale_a": "none", "scale_b": "none", "fast_accum": "0", "scale_d": "0",
+                "amax_d": "0"}
 
 
 def log(msg):
@@ -385,7 +389,7 @@ def read_db_keys(path):
     with open(path) as f:
         lines = [l for l in f if not l.startswith("#") and l.strip()]
     rows = list(csv.DictReader(lines))
-    return [(tuple(r[k] for k in KEY_FIELDS), r.get("provider", "-"), r.get("instance", "-"),
+    return [(tuple(r.get(k, KEY_DEFAULTS.get(k)) for k in KEY_FIELDS), r.get("provider", "-"), r.get("instance", "-"),
              r.get("speedup", "")) for r in rows]
 
 
@@ -400,7 +404,7 @@ def check_hits(args):
         stats = list(csv.DictReader(f))
     by_key = {}
     for r in stats:
-        key = tuple(r[k] for k in KEY_FIELDS)
+        key = tuple(r.get(k, KEY_DEFAULTS.get(k)) for k in KEY_FIELDS)
         e = by_key.setdefault(key, {"calls": 0, "hits": 0, "decisions": set(), "entries": set()})
         e["calls"] += int(r["calls"])
         e["hits"] += int(r["hits"])

@@ -408,7 +408,7 @@ static void m_d_stride(gt_cublaslt_desc_t *d, gt_cublaslt_layout_t *l) {
 
 static const lt_refuse_case_t k_refuse_lt[] = {
     {"device pointer mode", "pointer mode", m_ptr_device, true},
-    {"fp8 A scale pointer", "scaling", m_scale_ptr, true},
+    {"scale pointer on a bf16 A", "A scale pointer on a bf16 operand", m_scale_ptr, true},
     {"amax pointer", "amax", m_amax, true},
     {"block scaling mode", "scaling mode", m_scale_mode, true},
     {"fp8 fast accumulation", "fast accumulation", m_fast_accum, true},
@@ -572,7 +572,7 @@ static void test_lt_marks(void **st) {
     gt_status_t s = gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk);
     expect_mark(k_refuse_lt[i].name, s, &mk, k_refuse_lt[i].keyed, k_refuse_lt[i].reason);
   }
-  /* an fp8 call with scale pointers: keyed with its fp8 types, marked */
+  /* an fp8 call with tensorwise scale pointers: keyed with its fp8 types and scaling, tunable */
   gt_cublaslt_desc_t d;
   gt_cublaslt_layout_t lay[4];
   lt_defaults(&d, lay);
@@ -585,11 +585,166 @@ static void test_lt_marks(void **st) {
   gt_cublas_mark_t mk = {{0}};
   assert_int_equal(gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk), GT_OK);
   assert_int_equal(got.a_type, GT_DT_F8E4M3FN);
-  assert_non_null(strstr(mk.why, "FP8/block scaling"));
-  /* and the same call without scales is tunable: no mark */
+  assert_int_equal(got.scale_a, GT_SCALE_TENSOR);
+  assert_int_equal(got.scale_b, GT_SCALE_TENSOR);
+  assert_string_equal(mk.why, "");
+  /* and the same call without scales is another key, also tunable */
   memset(d.scale_ptr, 0, sizeof d.scale_ptr);
   assert_int_equal(gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk), GT_OK);
+  assert_int_equal(got.scale_a, GT_SCALE_NONE);
   assert_string_equal(mk.why, "");
+}
+
+/* fp8 cublasLtMatmul descriptors as applications set them (torch._scaled_mm on sm_90 sets the A
+ * and B scale pointers, their modes and FAST_ACCUM, probe of torch 2.11): the scaling each one
+ * states lands in the key, and what the key cannot state marks the call. */
+typedef struct fp8_case {
+  const char *name;
+  int32_t ab_type, b_type, d_type; /* cudaDataType_t of A, B (0 = A's), C and D */
+  const void *ptr[8];              /* scale pointers, GT_LT_SCALE_* order */
+  int32_t mode[6];
+  int8_t fast_accum;
+  gt_scale_mode_t want_a, want_b;
+  bool want_fast, want_scale_d, want_amax;
+  const char *mark; /* NULL: tunable; else a substring of the mark */
+} fp8_case_t;
+
+#define P1 ((const void *)0x1000)
+#define P2 ((const void *)0x2000)
+static const fp8_case_t k_fp8_lt[] = {
+    {"torch tensorwise (modes set to scalar, fast accum off)", GT_CUDA_R_8F_E4M3, 0,
+     GT_CUDA_R_16BF, {P1, P1}, {0, 0}, 0, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, NULL},
+    {"torch tensorwise, use_fast_accum", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2}, {0, 0},
+     1, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 1, 0, 0, NULL},
+    {"torch rowwise (OUTER_VEC_32F on both)", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2},
+     {3, 3}, 0, GT_SCALE_OUTER, GT_SCALE_OUTER, 0, 0, 0, NULL},
+    {"DeepSeek blockwise: A 1x128, B 128x128", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2},
+     {4, 5}, 0, GT_SCALE_BLK1X128, GT_SCALE_BLK128X128, 0, 0, 0, NULL},
+    {"e4m3 x e5m2, only B scaled", GT_CUDA_R_8F_E4M3, GT_CUDA_R_8F_E5M2, GT_CUDA_R_32F,
+     {NULL, P2}, {0, 0}, 0, GT_SCALE_NONE, GT_SCALE_TENSOR, 0, 0, 0, NULL},
+    {"e5m2 x e4m3, unscaled", GT_CUDA_R_8F_E5M2, GT_CUDA_R_8F_E4M3, GT_CUDA_R_16F, {NULL},
+     {0}, 0, GT_SCALE_NONE, GT_SCALE_NONE, 0, 0, 0, NULL},
+    {"fp8 D with its scale and amax", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_8F_E4M3,
+     {P1, P1, NULL, P2, P2}, {0}, 0, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 1, 1, NULL},
+    {"bf16 D with amax", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P1, NULL, NULL, P2}, {0}, 0,
+     GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 1, NULL},
+    {"D scale on a bf16 D", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P1, NULL, P2}, {0}, 0,
+     GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, "D scale pointer with a bf16 D"},
+    {"a C scale", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P1, P2}, {0}, 0, GT_SCALE_TENSOR,
+     GT_SCALE_TENSOR, 0, 0, 0, "C scale pointer"},
+    {"Blackwell VEC32_UE8M0 block format", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2},
+     {2, 2}, 0, GT_SCALE_NONE, GT_SCALE_NONE, 0, 0, 0, "scaling mode 2 is not keyed"},
+    {"block mode without its array", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {NULL, P2}, {4, 0},
+     0, GT_SCALE_NONE, GT_SCALE_TENSOR, 0, 0, 0, "A scaling mode 4 without a scale pointer"},
+    {"D scaling mode", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_8F_E4M3, {P1, P1, NULL, P2},
+     {0, 0, 0, 3}, 0, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 1, 0, "scaling mode 3 of D"},
+    {"D out scale (block-scaled D)", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_8F_E4M3,
+     {P1, P1, NULL, NULL, NULL, NULL, NULL, P2}, {0}, 0, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0,
+     0, "D out scale"},
+};
+#undef P1
+#undef P2
+
+/* The fp8 fields in key text: left out at their defaults (a bf16 key's text and hash are what
+ * they were before the fields existed), printed and parsed back when set, named in a miss, and
+ * refused where they mean nothing (a scale on a bf16 operand). */
+static void test_fp8_key_text_and_diff(void **st) {
+  (void)st;
+  gt_problem_t p;
+  gt_problem_init(&p);
+  gt_problem_set_linear(&p, 16, 4096, 4096);
+  char text[1024];
+  gt_problem_format_key(&p, text, sizeof text);
+  assert_null(strstr(text, "scale_a"));
+  assert_null(strstr(text, "fast_accum"));
+  assert_string_equal(text, "op=gemm,a_type=bf16,b_type=bf16,c_type=bf16,d_type=bf16,compute=f32,"
+                            "scale_type=f32,transa=T,transb=N,m=4096,n=16,k=4096,lda=4096,"
+                            "ldb=4096,ldc=4096,batch=1,stride_a=0,stride_b=0,stride_c=0,"
+                            "epilogue=none,beta_zero=1,arch=cpu,sm_count=0");
+  gt_problem_t q = p;
+  q.a_type = q.b_type = GT_DT_F8E4M3FN;
+  q.scale_a = q.scale_b = GT_SCALE_OUTER;
+  q.fast_accum = true;
+  gt_problem_format_key(&q, text, sizeof text);
+  assert_non_null(strstr(text, ",sm_count=0,scale_a=outer_f32,scale_b=outer_f32,fast_accum=1"));
+  assert_null(strstr(text, "scale_d"));
+  gt_problem_t back;
+  gt_problem_init(&back);
+  assert_int_equal(gt_problem_parse_key(text, &back), GT_OK);
+  assert_true(gt_problem_equal(&back, &q));
+  gt_problem_t r = q;
+  r.scale_b = GT_SCALE_TENSOR;
+  r.fast_accum = false;
+  char diff[256];
+  gt_problem_diff_str(&q, &r, diff, sizeof diff);
+  assert_string_equal(diff, "scale_b: outer_f32 vs tensor_f32, fast_accum: 1 vs 0");
+  assert_true(gt_problem_hash(&q) != gt_problem_hash(&r));
+  char desc[256];
+  gt_problem_describe(&q, desc, sizeof desc);
+  assert_non_null(strstr(desc, "f8e4m3fnxf8e4m3fn(outer_f32,outer_f32) fast_accum TN"));
+  /* a scale on a bf16 operand, a D scale on a bf16 D: not keys */
+  gt_problem_t bad = p;
+  bad.scale_a = GT_SCALE_TENSOR;
+  assert_int_equal(gt_problem_validate(&bad), GT_ERR_DATA);
+  assert_non_null(strstr(gt_err_msg(), "field 'scale_a'"));
+  bad = q;
+  bad.scale_d = true;
+  assert_int_equal(gt_problem_validate(&bad), GT_ERR_DATA);
+  assert_non_null(strstr(gt_err_msg(), "field 'scale_d'"));
+  gt_problem_init(&back);
+  assert_int_equal(gt_problem_parse_key("scale_a=rowwise", &back), GT_ERR_DATA);
+  assert_non_null(strstr(gt_err_msg(), "unknown scale mode 'rowwise'"));
+}
+
+static void test_lt_fp8_scaling_in_key(void **st) {
+  (void)st;
+  for (size_t i = 0; i < sizeof k_fp8_lt / sizeof k_fp8_lt[0]; i++) {
+    const fp8_case_t *c = &k_fp8_lt[i];
+    gt_cublaslt_desc_t d;
+    gt_cublaslt_layout_t lay[4];
+    lt_defaults(&d, lay);
+    d.transa = GT_CUBLAS_OP_T;
+    d.transb = GT_CUBLAS_OP_N;
+    type_case_t t = k_lt_types[2];
+    t.ab = c->ab_type;
+    t.c = c->d_type;
+    lt_set_layouts(lay, &t, &k_shapes[1], 1);
+    if (c->b_type) lay[1].type = (uint32_t)c->b_type;
+    memcpy(d.scale_ptr, c->ptr, sizeof d.scale_ptr);
+    memcpy(d.scale_mode, c->mode, sizeof d.scale_mode);
+    d.fast_accum = c->fast_accum;
+    float beta = 0.0f;
+    gt_problem_t got;
+    gt_cublas_mark_t mk = {{0}};
+    gt_err_clear();
+    gt_status_t s = gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk);
+    if (s != GT_OK) fail_msg("%s: not keyed: %s", c->name, gt_err_msg());
+    if (c->mark ? !strstr(mk.why, c->mark) : mk.why[0] != '\0')
+      fail_msg("%s: mark '%s', expected %s%s", c->name, mk.why, c->mark ? "one with " : "none",
+               c->mark ? c->mark : "");
+    if (got.scale_a != c->want_a || got.scale_b != c->want_b || got.fast_accum != c->want_fast ||
+        got.scale_d != c->want_scale_d || got.amax_d != c->want_amax)
+      fail_msg("%s: keyed scale_a=%s scale_b=%s fast_accum=%d scale_d=%d amax_d=%d", c->name,
+               gt_scale_mode_name(got.scale_a), gt_scale_mode_name(got.scale_b), got.fast_accum,
+               got.scale_d, got.amax_d);
+    /* A tunable key is a valid key whose text parses back to itself. */
+    if (!c->mark) {
+      assert_int_equal(gt_problem_validate(&got), GT_OK);
+      char text[1024];
+      gt_problem_format_key(&got, text, sizeof text);
+      gt_problem_t back;
+      gt_problem_init(&back);
+      assert_int_equal(gt_problem_parse_key(text, &back), GT_OK);
+      if (!gt_problem_equal(&back, &got)) fail_msg("%s: key text '%s' parses back differently", c->name, text);
+    }
+    /* Without a mark slot, a marked call is unsupported with the same reason. */
+    if (c->mark) {
+      gt_err_clear();
+      assert_int_equal(gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, NULL),
+                       GT_ERR_UNSUPPORTED);
+      assert_non_null(strstr(gt_err_msg(), c->mark));
+    }
+  }
 }
 
 /* cublasSgemmStridedBatched and cublasHgemmStridedBatched key exactly as
@@ -731,6 +886,8 @@ int main(void) {
       cmocka_unit_test(test_cuda_enum_values),
       cmocka_unit_test(test_gemmex_marks),
       cmocka_unit_test(test_lt_marks),
+      cmocka_unit_test(test_lt_fp8_scaling_in_key),
+      cmocka_unit_test(test_fp8_key_text_and_diff),
       cmocka_unit_test(test_typed_strided_batched),
       cmocka_unit_test(test_64_twins),
       cmocka_unit_test(test_pointer_array_batches),

@@ -178,16 +178,17 @@ static void test_round_trip_equal(void **state) {
   rm_dir(dir);
 }
 
-static void test_header_has_43_columns_in_order(void **state) {
+static void test_header_has_48_columns_in_order(void **state) {
   const char *h = gt_db_header();
   int commas = 0;
   for (const char *q = h; *q; q++) commas += *q == ',';
   assert_int_equal(commas + 1, GT_DB_NCOLS);
-  assert_int_equal(GT_DB_NCOLS, 43);
+  assert_int_equal(GT_DB_NCOLS, 48);
   assert_memory_equal(h, "op,a_type,b_type,", 17);
   const char *tail = "sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,"
                      "timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,"
-                     "device,device_mem_gib,floor_us,floor_bound,floor_pct";
+                     "device,device_mem_gib,floor_us,floor_bound,floor_pct,"
+                     "scale_a,scale_b,fast_accum,scale_d,amax_d";
   assert_string_equal(h + strlen(h) - strlen(tail), tail);
 }
 
@@ -219,13 +220,109 @@ static void test_older_db_reads(void **state) {
   assert_int_equal(gt_db_write(&db, p), GT_OK);
   char *text = gt_test_read_file(p);
   assert_non_null(strstr(text, gt_db_header()));
-  /* Written back as format 2: the device from the #device line, memory and floor unknown. */
-  assert_non_null(strstr(text, ",cublas_gemmex_default,NVIDIA H200,0,0,-,0\n"));
+  /* Written back as format 3: the device from the #device line, memory and floor unknown, no
+   * fp8 scaling. */
+  assert_non_null(strstr(text, ",cublas_gemmex_default,NVIDIA H200,0,0,-,0,none,none,0,0,0\n"));
   assert_string_equal(db.rows[0].device, "NVIDIA H200");
   assert_int_equal(db.rows[0].device_mem_gib, 0);
   assert_int_equal(gt_db_read(p, &back), GT_OK);
   assert_rows_equal(&db.rows[0], &back.rows[0]);
   free(text);
+  gt_db_free(&db);
+  gt_db_free(&back);
+  rm_dir(dir);
+}
+
+/* A format-2 file (before the fp8 key columns; what every DB was until fp8 keys): it reads, its
+ * rows keyed without fp8 scaling, and is written back as format 3 with those columns at their
+ * defaults, which read again to the same rows. */
+static void test_format2_db_reads(void **state) {
+  (void)state;
+  char v2[4096];
+  snprintf(v2, sizeof v2,
+           "#gemmtune-db 2\n#gemmtune=0.1.0\n"
+           "op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,"
+           "batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,"
+           "instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,"
+           "sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib,floor_us,"
+           "floor_bound,floor_pct\n"
+           "gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,1,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,"
+           "132,kernels,gemmtune-kernels=1,gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4,10.256889,"
+           "12.5982223,1.22827,0.0016691,0.00784302,cold-graph,15,0.475405,1980,1,0,"
+           "cublas_gemmex_default,NVIDIA H200,139,0,-,0\n");
+  gt_db_t db, back;
+  assert_int_equal(gt_db_parse("v2.db", v2, &db), GT_OK);
+  assert_int_equal(db.n, 1);
+  assert_int_equal(db.rows[0].key.scale_a, GT_SCALE_NONE);
+  assert_false(db.rows[0].key.fast_accum);
+  assert_string_equal(db.rows[0].device, "NVIDIA H200");
+  assert_int_equal(db.rows[0].device_mem_gib, 139);
+  const char *dir = gt_test_tmpdir();
+  const char *p = gt_test_path(dir, "v3.db");
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  char *text = gt_test_read_file(p);
+  assert_memory_equal(text, "#gemmtune-db 3\n", 15);
+  assert_non_null(strstr(text, ",NVIDIA H200,139,0,-,0,none,none,0,0,0\n"));
+  assert_int_equal(gt_db_read(p, &back), GT_OK);
+  assert_rows_equal(&db.rows[0], &back.rows[0]);
+  /* The key of a format-2 row is the key that row was tuned for: a bf16 lookup hits it. */
+  gt_problem_t k = db.rows[0].key;
+  assert_non_null(gt_db_lookup(&back, &k));
+  free(text);
+  gt_db_free(&db);
+  gt_db_free(&back);
+  rm_dir(dir);
+}
+
+/* fp8 keys round-trip through the file with every scaling field, and keys that differ only in
+ * one of them are different rows. */
+static void test_fp8_keys_round_trip(void **state) {
+  (void)state;
+  gt_db_t db, back;
+  gt_db_init(&db);
+  static const struct {
+    gt_dtype_t a, b, d;
+    gt_scale_mode_t sa, sb;
+    bool fast, sd, amax;
+  } k_cases[] = {
+      {GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0},
+      {GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 1, 0, 0},
+      {GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_OUTER, GT_SCALE_OUTER, 0, 0, 0},
+      {GT_DT_F8E4M3FN, GT_DT_F8E5M2, GT_DT_F16, GT_SCALE_BLK128X128, GT_SCALE_BLK1X128, 0, 0, 0},
+      {GT_DT_F8E5M2, GT_DT_F8E4M3FN, GT_DT_F32, GT_SCALE_NONE, GT_SCALE_TENSOR, 0, 0, 1},
+      {GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 1, 1},
+  };
+  const int n = (int)(sizeof k_cases / sizeof k_cases[0]);
+  for (int i = 0; i < n; i++) {
+    gt_db_row_t r = make_row(4096, 16, 4096, "gt_cpu_tile_f32_nn_t32x32x32", 10.0, 12.0,
+                             "cold-graph");
+    r.key.a_type = k_cases[i].a;
+    r.key.b_type = k_cases[i].b;
+    r.key.c_type = r.key.d_type = k_cases[i].d;
+    r.key.scale_a = k_cases[i].sa;
+    r.key.scale_b = k_cases[i].sb;
+    r.key.fast_accum = k_cases[i].fast;
+    r.key.scale_d = k_cases[i].sd;
+    r.key.amax_d = k_cases[i].amax;
+    r.error_bound = 0.1;
+    r.speedup = 0;
+    assert_int_equal(gt_db_put(&db, &r), GT_OK);
+  }
+  assert_int_equal(db.n, n);
+  const char *dir = gt_test_tmpdir();
+  const char *p = gt_test_path(dir, "fp8.db");
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  assert_int_equal(gt_db_read(p, &back), GT_OK);
+  assert_int_equal(back.n, n);
+  for (int i = 0; i < n; i++) {
+    const gt_db_row_t *r = gt_db_lookup(&back, &db.rows[i].key);
+    assert_non_null(r);
+    assert_true(gt_problem_equal(&r->key, &db.rows[i].key));
+  }
+  /* The same shape without scaling finds none of them. */
+  gt_problem_t plain = db.rows[0].key;
+  plain.scale_a = plain.scale_b = GT_SCALE_NONE;
+  assert_null(gt_db_lookup(&back, &plain));
   gt_db_free(&db);
   gt_db_free(&back);
   rm_dir(dir);
@@ -281,9 +378,9 @@ typedef struct bad_case {
 } bad_case_t;
 
 static const bad_case_t k_bad[] = {
-    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 43",
+    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 48",
      "missing 'c_type'"},
-    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "44 columns, expected 43", "floor_pct"},
+    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "49 columns, expected 48", "amax_d"},
     {"floor share inconsistent", E_SET_CELL, 5, "floor_pct", "50", 0, 5, "field 'floor_pct'",
      "does not match 100 * floor_us / time_us"},
     {"floor without a bound", E_SET_CELL, 6, "floor_bound", "-", 0, 6, "field 'floor_bound'",
@@ -319,9 +416,17 @@ static const bad_case_t k_bad[] = {
      "exceeds error_bound"},
     {"duplicate key", E_COPY_LINE, 7, NULL, NULL, 5, 7, "duplicate key (same as line 5)", NULL},
     {"wrong format line", E_REPLACE_LINE, 1, NULL, "op,a_type", 0, 1, "not a gemmtune DB",
-     "expected '#gemmtune-db 2', got 'op,a_type'"},
-    {"future format version", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 3", 0, 1,
-     "unsupported DB format version '3'", NULL},
+     "expected '#gemmtune-db 3', got 'op,a_type'"},
+    {"future format version", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 4", 0, 1,
+     "unsupported DB format version '4'", NULL},
+    {"format 2 line over a format-3 header", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 2", 0, 4,
+     "unexpected extra column 'scale_a' after 'floor_pct'", "format-2 file has no fp8 key"},
+    {"unknown scale mode", E_SET_CELL, 5, "scale_a", "rowwise", 0, 5, "field 'scale_a'",
+     "unknown scale mode 'rowwise'"},
+    {"scale on a bf16 operand", E_SET_CELL, 5, "scale_b", "tensor_f32", 0, 5, "field 'scale_b'",
+     "fp8 only"},
+    {"fast accumulation not a boolean", E_SET_CELL, 6, "fast_accum", "yes", 0, 6,
+     "field 'fast_accum'", "expected 0 or 1"},
     {"format 1 line over a format-2 header", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 1", 0, 4,
      "unexpected extra column 'device' after 'baseline'", "format-1 file has no device columns"},
     {"negative device memory", E_SET_CELL, 6, "device_mem_gib", "-1", 0, 6,
@@ -346,8 +451,6 @@ static const bad_case_t k_bad[] = {
 
 /* The index of column `name` in the file. */
 static int column_of(const char *name) {
-  for (int c = 0; c < GT_KEY_NFIELDS; c++)
-    if (strcmp(gt_key_field_names[c], name) == 0) return c;
   const char *h = gt_db_header();
   int c = 0;
   for (const char *q = h;; c++) {
@@ -787,7 +890,7 @@ static void test_merge(void **state) {
  * the #device line and record no memory; written back, it is a format-2 file. */
 static void test_format1_still_read(void **state) {
   char *good = good_text();
-  /* Cut the two device columns off every line after the format line. */
+  /* Cut the device, floor and fp8 key columns off every line after the format line. */
   gt_textbuf_t b = {0};
   gt_textbuf_printf(&b, "%s\n#device=NVIDIA H200\n", GT_DB_FORMAT_LINE_V1);
   const char *p = strchr(good, '\n') + 1;
@@ -796,7 +899,7 @@ static void test_format1_still_read(void **state) {
     int len = (int)(nl - p);
     if (*p != '#') {
       const char *cut = p + len;
-      for (int k = 0; k < 5; k++)
+      for (int k = 0; k < 10; k++)
         while (cut > p && *--cut != ',') {}
       len = (int)(cut - p);
     }
@@ -820,7 +923,7 @@ static void test_format1_still_read(void **state) {
   assert_int_equal(gt_db_write(&db, out), GT_OK);
   char *text = gt_test_read_file(out);
   assert_memory_equal(text, GT_DB_FORMAT_LINE "\n", strlen(GT_DB_FORMAT_LINE) + 1);
-  assert_non_null(strstr(text, ",cublasGemmEx_default,NVIDIA H200,0,0,-,0\n"));
+  assert_non_null(strstr(text, ",cublasGemmEx_default,NVIDIA H200,0,0,-,0,none,none,0,0,0\n"));
   free(text);
   gt_db_free(&db);
   /* Without a #device line the rows record no device at all. */
@@ -1055,7 +1158,9 @@ static void test_validator_names_checked(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_header_has_43_columns_in_order),
+      cmocka_unit_test(test_header_has_48_columns_in_order),
+      cmocka_unit_test(test_format2_db_reads),
+      cmocka_unit_test(test_fp8_keys_round_trip),
       cmocka_unit_test(test_older_db_reads),
       cmocka_unit_test(test_round_trip_equal),
       cmocka_unit_test(test_round_trip_time_precision),

@@ -339,7 +339,7 @@ static void test_stats_rejects_malformed(void **st) {
       {"unknown decision", "1,1,maybe,-,-,cublasGemmEx%s\n", "column 'decision'"},
       {"hits above calls", "1,2,hit,-,-,cublasGemmEx%s\n", "hits 2 exceed calls 1"},
       {"calls not a number", "x,0,miss,-,-,cublasGemmEx%s\n", "column 'calls'"},
-      {"too few columns", "1,0,miss%s\n", "expected 29 columns"},
+      {"too few columns", "1,0,miss%s\n", "expected 34 columns"},
       {"keyless hit row", "1,1,hit,-,-,cublasGemmEx%s\n", "without a key"},
   };
   int failed = 0;

@@ -43,6 +43,11 @@ typedef struct gt_gemm_args {
   void *D;
   const void *bias;          /* length m, D's type; only for epilogues with a bias */
   const void *alpha, *beta;
+  /* fp8 keys only (NULL otherwise): device f32 scale factors laid out as the key's scale_a /
+   * scale_b modes say, D's scale, and the f32 max|D| output, read and written when the kernel
+   * runs (so a replayed graph sees the values the arrays hold then). */
+  const float *scale_a, *scale_b, *scale_d;
+  float *amax_d;
 } gt_gemm_args_t;
 
 /* What the most recent gt_gemm on a context ran, and why. */

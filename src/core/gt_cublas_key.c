@@ -485,11 +485,16 @@ static gt_status_t lt_desc_marks(const gt_cublaslt_desc_t *d, gt_cublas_mark_t *
     return gt_err_set(GT_ERR_UNSUPPORTED, "transc = %d", (int)d->transc);
   if (d->pointer_mode != GT_CUBLAS_POINTER_MODE_HOST)
     mark(mk, "pointer mode %d: alpha/beta are not host scalars", (int)d->pointer_mode);
-  for (int i = 0; i < 8; i++)
-    if (d->scale_ptr[i]) mark(mk, "FP8/block scaling or amax pointers are set");
-  for (int i = 0; i < 6; i++)
-    if (d->scale_mode[i]) mark(mk, "scaling mode %d is set", (int)d->scale_mode[i]);
-  if (d->fast_accum) mark(mk, "FP8 fast accumulation is not part of the key");
+  /* The A/B scales, D's scale and amax and fast accumulation are keyed (lt_fp8); the rest of
+   * the scaling attributes are not. */
+  if (d->scale_ptr[GT_LT_SCALE_C]) mark(mk, "a C scale pointer is set (not part of the key)");
+  if (d->scale_ptr[GT_LT_SCALE_AUX] || d->scale_ptr[GT_LT_AMAX_AUX])
+    mark(mk, "epilogue aux scale or amax pointers are set");
+  if (d->scale_ptr[GT_LT_SCALE_D_OUT]) mark(mk, "a D out scale pointer is set (block-scaled D)");
+  for (int i = 2; i < 6; i++)
+    if (d->scale_mode[i])
+      mark(mk, "scaling mode %d of %s is set", (int)d->scale_mode[i],
+           i == 2 ? "C" : i == 3 ? "D" : i == 4 ? "the epilogue aux" : "D out");
   if (d->emulation_desc) mark(mk, "an emulation descriptor is set");
   if (d->sm_count_target != 0) mark(mk, "SM count target %d is set", (int)d->sm_count_target);
   if (d->fill_mode != GT_CUBLAS_FILL_MODE_FULL)
@@ -530,13 +535,65 @@ static gt_status_t lt_shape(const gt_cublaslt_layout_t lay[4], gt_problem_t *p,
   return GT_OK;
 }
 
+/* cublasLtMatmulMatrixScale_t -> the key's scale mode of one operand whose scale pointer is
+ * set. The Blackwell block formats (VEC16_UE4M3, VEC32_UE8M0) are not keyed: marked. */
+static void lt_scale_mode(const char *name, int32_t mode, gt_scale_mode_t *out,
+                          gt_cublas_mark_t *mk) {
+  switch (mode) {
+    case GT_CUBLASLT_MATRIX_SCALE_SCALAR_32F: *out = GT_SCALE_TENSOR; return;
+    case GT_CUBLASLT_MATRIX_SCALE_OUTER_VEC_32F: *out = GT_SCALE_OUTER; return;
+    case GT_CUBLASLT_MATRIX_SCALE_VEC128_32F: *out = GT_SCALE_BLK1X128; return;
+    case GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F: *out = GT_SCALE_BLK128X128; return;
+    default:
+      *out = GT_SCALE_NONE;
+      mark(mk, "%s scaling mode %d is not keyed (not an sm_90 fp32 scale)", name, (int)mode);
+  }
+}
+
+/* The fp8 fields of the key: how A and B are scaled, fast accumulation, D's scale and amax.
+ * A scale is keyed only where it means something (an fp8 operand, an fp8 D); cuBLASLt rejects
+ * or ignores the others, and a key stating them would describe a different computation. */
+static void lt_fp8(const gt_cublaslt_desc_t *d, gt_problem_t *p, gt_cublas_mark_t *mk) {
+  static const char *const names[2] = {"A", "B"};
+  const gt_dtype_t types[2] = {p->a_type, p->b_type};
+  gt_scale_mode_t *modes[2] = {&p->scale_a, &p->scale_b};
+  for (int i = 0; i < 2; i++) {
+    const void *ptr = d->scale_ptr[i == 0 ? GT_LT_SCALE_A : GT_LT_SCALE_B];
+    if (!ptr) {
+      /* No factor: the values are used as stored, whatever the mode says, except that a block
+       * mode without its array would fail in the library. */
+      if (d->scale_mode[i] != GT_CUBLASLT_MATRIX_SCALE_SCALAR_32F)
+        mark(mk, "%s scaling mode %d without a scale pointer", names[i], (int)d->scale_mode[i]);
+      continue;
+    }
+    if (!gt_dtype_is_fp8(types[i])) {
+      mark(mk, "%s scale pointer on a %s operand", names[i], gt_dtype_name(types[i]));
+      continue;
+    }
+    lt_scale_mode(names[i], d->scale_mode[i], modes[i], mk);
+  }
+  if (d->fast_accum) {
+    if (gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type)) p->fast_accum = true;
+    else mark(mk, "fast accumulation on a %s GEMM", gt_dtype_name(p->a_type));
+  }
+  if (d->scale_ptr[GT_LT_SCALE_D]) {
+    if (gt_dtype_is_fp8(p->d_type)) p->scale_d = true;
+    else mark(mk, "a D scale pointer with a %s D", gt_dtype_name(p->d_type));
+  }
+  if (d->scale_ptr[GT_LT_AMAX_D]) {
+    if (gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type)) p->amax_d = true;
+    else mark(mk, "an amax pointer on a %s GEMM", gt_dtype_name(p->a_type));
+  }
+}
+
 static gt_status_t lt_bias(const gt_cublaslt_desc_t *d, const gt_problem_t *p,
                            gt_cublas_mark_t *mk) {
   if (!epilogue_has_bias(p->epilogue)) return GT_OK;
   if (!d->bias) return gt_err_set(GT_ERR_UNSUPPORTED, "bias epilogue without a bias pointer");
   if (d->bias_data_type != -1) {
-    gt_dtype_t bt;
-    if (gt_cublas_dtype(d->bias_data_type, &bt) != GT_OK || bt != p->d_type)
+    gt_dtype_t bt, want = gt_dtype_is_fp8(p->d_type) ? GT_DT_BF16 : p->d_type;
+    /* cuBLASLt's default bias type is D's, or bf16 for an fp8 D: the key's bias is that one. */
+    if (gt_cublas_dtype(d->bias_data_type, &bt) != GT_OK || bt != want)
       mark(mk, "bias type %d differs from D's type", (int)d->bias_data_type);
   }
   if (p->batch > 1) mark(mk, "batched bias is not part of the key");
@@ -571,6 +628,7 @@ gt_status_t gt_cublas_key_lt_matmul(const gt_cublas_env_t *env, const gt_cublasl
   p.d_type = t[3];
   if ((s = lt_shape(lay, &p, &mk)) != GT_OK) return s;
   if ((s = lt_bias(d, &p, &mk)) != GT_OK) return s;
+  lt_fp8(d, &p, &mk);
   if (d->pointer_mode == GT_CUBLAS_POINTER_MODE_HOST) {
     if ((s = read_beta_zero(p.scale_type, beta, &p.beta_zero)) != GT_OK) return s;
   } else {

@@ -10,8 +10,8 @@
  *   - calls it cannot key at all (a data type no key has, arguments cuBLAS itself rejects, an
  *     unreadable descriptor): GT_ERR_UNSUPPORTED with a one-line reason in gt_err_msg();
  *   - calls it can key but that gemmtune must never tune or serve (a non-default algorithm,
- *     device pointer mode where beta cannot be read, pedantic or emulated math, FP8 scaling
- *     pointers, ldd != ldc, an epilogue with auxiliary outputs, pointer-array and grouped
+ *     device pointer mode where beta cannot be read, pedantic or emulated math, fp8 scaling
+ *     the key cannot state (C / aux / D-out scales, block formats), ldd != ldc, an epilogue with auxiliary outputs, pointer-array and grouped
  *     batches, ...): with a mark (gt_cublas_mark_t) they are keyed as well as the key can state
  *     them and the mark says why they are not tunable, so `capture` can record them (the GEMM
  *     time they cost is part of the workload's); without a mark they are GT_ERR_UNSUPPORTED with
@@ -137,6 +137,28 @@ enum {
   GT_CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6,
   GT_CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET = 7,
   GT_CUBLASLT_MATRIX_LAYOUT_BATCH_MODE = 8
+};
+
+/* cublasLtMatmulMatrixScale_t (cublasLt.h, CUDA 12.8+) */
+enum {
+  GT_CUBLASLT_MATRIX_SCALE_SCALAR_32F = 0,
+  GT_CUBLASLT_MATRIX_SCALE_VEC16_UE4M3 = 1,
+  GT_CUBLASLT_MATRIX_SCALE_VEC32_UE8M0 = 2,
+  GT_CUBLASLT_MATRIX_SCALE_OUTER_VEC_32F = 3,
+  GT_CUBLASLT_MATRIX_SCALE_VEC128_32F = 4,
+  GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F = 5
+};
+
+/* Positions in gt_cublaslt_desc_t.scale_ptr. */
+enum {
+  GT_LT_SCALE_A = 0,
+  GT_LT_SCALE_B,
+  GT_LT_SCALE_C,
+  GT_LT_SCALE_D,
+  GT_LT_AMAX_D,
+  GT_LT_SCALE_AUX,
+  GT_LT_AMAX_AUX,
+  GT_LT_SCALE_D_OUT
 };
 
 /* What the key needs beyond the call's arguments: the handle's modes and the device identity. */
@@ -266,7 +288,8 @@ typedef struct gt_cublaslt_desc {
   const void *aux;            /* epilogue auxiliary output */
   int64_t alpha_vector_batch_stride;
   int32_t sm_count_target;
-  /* FP8/block scaling: any pointer set or mode nonzero is marked (not in the key). */
+  /* FP8 scaling (GT_LT_SCALE_*): A's and B's scales (with their modes), D's scale and amax are
+   * keyed; the others set, or a mode the key has not, are marked. */
   const void *scale_ptr[8];   /* A, B, C, D, amax D, aux scale, aux amax, D out scale */
   int32_t scale_mode[6];      /* A, B, C, D, aux, D out */
   int8_t fast_accum;
@@ -275,9 +298,11 @@ typedef struct gt_cublaslt_desc {
 } gt_cublaslt_desc_t;
 
 /* The key of cublasLtMatmul from its descriptor and layouts (lay[0..3] = A, B, C, D). beta is the
- * host scalar of the descriptor's scale type (read only in host pointer mode). Marked: device
- * pointer modes, FP8/block scaling or amax pointers, scaling modes, fast accumulation, an
- * emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
+ * host scalar of the descriptor's scale type (read only in host pointer mode). fp8 scaling is
+ * keyed (scale_a/scale_b from the A/B scale pointers and modes, fast_accum, scale_d for an fp8 D
+ * with a D scale, amax_d). Marked: device pointer modes, C / aux / D-out scale pointers, scaling
+ * modes of C and D, the Blackwell block-scale formats, a scale on an operand that is not fp8,
+ * fast accumulation without fp8 operands, an emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
  * none), row-major or pointer-array layouts, ldd != ldc, D's batch stride != C's, a bias of
  * another type or batched. Not keyed: unreadable attributes, types no key has, inconsistent
  * layouts, transc, a bias epilogue without a bias. */

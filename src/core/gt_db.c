@@ -44,11 +44,22 @@ const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT] = {
     {"floor_pct", GT_DB_COL_DBL, ROW_MEMBER(floor_pct)},
 };
 
-const char *gt_db_col_name(int c) {
-  return c < GT_KEY_NFIELDS ? gt_key_field_names[c] : gt_db_result_cols[c - GT_KEY_NFIELDS].name;
+int gt_db_col_key_field(int c) {
+  if (c < GT_KEY_NFIELDS_V2) return c;
+  if (c < GT_DB_NCOLS_V2) return -1;
+  return c < GT_DB_NCOLS ? GT_KEY_NFIELDS_V2 + (c - GT_DB_NCOLS_V2) : -1;
 }
 
-static char g_header[2048], g_header_v1[2048];
+int gt_db_col_result(int c) {
+  return c >= GT_KEY_NFIELDS_V2 && c < GT_DB_NCOLS_V2 ? c - GT_KEY_NFIELDS_V2 : -1;
+}
+
+const char *gt_db_col_name(int c) {
+  int f = gt_db_col_key_field(c), r = gt_db_col_result(c);
+  return f >= 0 ? gt_key_field_names[f] : r >= 0 ? gt_db_result_cols[r].name : "?";
+}
+
+static char g_header[2048], g_header_v2[2048], g_header_v1[2048];
 static pthread_once_t g_header_once = PTHREAD_ONCE_INIT;
 
 static void header_join(char *out, size_t cap, int ncols) {
@@ -59,7 +70,13 @@ static void header_join(char *out, size_t cap, int ncols) {
 
 static void header_build(void) {
   header_join(g_header, sizeof g_header, GT_DB_NCOLS);
+  header_join(g_header_v2, sizeof g_header_v2, GT_DB_NCOLS_V2);
   header_join(g_header_v1, sizeof g_header_v1, GT_DB_NCOLS_V1);
+}
+
+const char *gt_db_header_v2(void) {
+  pthread_once(&g_header_once, header_build);
+  return g_header_v2;
 }
 
 const char *gt_db_header(void) {

@@ -31,16 +31,25 @@
 extern "C" {
 #endif
 
-#define GT_DB_FORMAT_LINE "#gemmtune-db 2"
+#define GT_DB_FORMAT_LINE "#gemmtune-db 3"
+/* Format 2 (before fp8 scaling was part of the key): the same file without the last five
+ * columns (the fp8 key fields scale_a, scale_b, fast_accum, scale_d, amax_d; the header ends at
+ * 'floor_pct'). Still read: its rows are keys without fp8 scaling (those fields at their
+ * defaults), which is what every row of such a file was. */
+#define GT_DB_FORMAT_LINE_V2 "#gemmtune-db 2"
 /* Format 1 (gemmtune 0.1 before device identities and roofline floors): the same file without
  * the last five columns (device, device_mem_gib, floor_us, floor_bound, floor_pct; the header
  * ends at 'baseline'). Still read: its rows take the device name from the file's #device line
  * (when it has one) and no memory size, so they apply by what they record (gt_db_row_fit), and
  * their floors are unknown. */
 #define GT_DB_FORMAT_LINE_V1 "#gemmtune-db 1"
-/* Columns per row: the key fields, then the 20 result columns. */
-#define GT_DB_NCOLS (GT_KEY_NFIELDS + 20)
-#define GT_DB_NCOLS_V1 (GT_KEY_NFIELDS + 15)
+/* Columns per row: the first GT_KEY_NFIELDS_V2 key fields, the 20 result columns, then the fp8
+ * key fields (appended in format 3, so a format-2 row is a format-3 row cut short, as a format-1
+ * row is a format-2 row cut short). */
+#define GT_DB_NRESULT 20
+#define GT_DB_NCOLS (GT_KEY_NFIELDS + GT_DB_NRESULT)
+#define GT_DB_NCOLS_V2 (GT_KEY_NFIELDS_V2 + GT_DB_NRESULT)
+#define GT_DB_NCOLS_V1 (GT_KEY_NFIELDS_V2 + 15)
 /* Longest product name a row records (cudaDeviceProp.name is cut here). */
 #define GT_DB_DEVICE_MAX 64
 

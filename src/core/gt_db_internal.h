@@ -37,18 +37,24 @@ typedef struct gt_db_col {
   size_t off, size; /* the member of gt_db_row_t */
 } gt_db_col_t;
 
-#define GT_DB_NRESULT (GT_DB_NCOLS - GT_KEY_NFIELDS)
 extern const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT];
 
-/* Name of column c of a row (0-based, key fields first). */
+/* Name of column c of a row (0-based: the pre-fp8 key fields, the results, the fp8 key fields). */
 const char *gt_db_col_name(int c);
+/* The key field column c holds (an index into gt_key_field_names), or -1 for a result column. */
+int gt_db_col_key_field(int c);
+/* Index into gt_db_result_cols of column c, or -1 for a key column. */
+int gt_db_col_result(int c);
+/* The header line of a format-2 file (GT_DB_NCOLS_V2 columns: gt_db_header() cut before the fp8
+ * key fields; no newline): read, never written. */
+const char *gt_db_header_v2(void);
 /* The header line of a format-1 file (GT_DB_NCOLS_V1 columns: gt_db_header() cut before
  * 'device'; no newline): read, never written. */
 const char *gt_db_header_v1(void);
 
 /* A speedup printed with %.6g and times with %.9g agree with baseline/time to about 5e-6. */
 #define GT_DB_SPEEDUP_RTOL 1e-4
-/* Key text: 23 fields, each name=value with values well under 64 chars. */
+/* Key text: 28 fields, each name=value with values well under 64 chars. */
 #define GT_DB_KEY_TEXT_MAX 1024
 
 /* ---- the lookup index (gt_db.c) ----------------------------------------------------------- */

@@ -204,29 +204,33 @@ static gt_status_t split_row(char *line, char *cell[GT_DB_NCOLS], int ncols) {
 }
 
 /* The key cells, in their canonical spelling only. */
-static gt_status_t parse_key_cells(char *const cell[GT_DB_NCOLS], gt_problem_t *key) {
-  for (int i = 0; i < GT_KEY_NFIELDS; i++) {
-    if (gt_problem_set_field(key, gt_key_field_names[i], cell[i]) != GT_OK)
+static gt_status_t parse_key_cells(char *const cell[GT_DB_NCOLS], int ncols, gt_problem_t *key) {
+  for (int c = 0; c < ncols; c++) {
+    int i = gt_db_col_key_field(c);
+    if (i < 0) continue;
+    if (gt_problem_set_field(key, gt_key_field_names[i], cell[c]) != GT_OK)
       return gt_db_err_restatus(GT_ERR_DATA);
     /* Aliases ("fp16") and spellings like "0016" parse, but the file is machine-written:
      * a non-canonical cell means it was edited by hand or by a different writer. */
     char canon[128];
     gt_problem_field_str(key, i, canon, sizeof canon);
-    if (strcmp(canon, cell[i]) != 0)
+    if (strcmp(canon, cell[c]) != 0)
       return gt_err_set(GT_ERR_DATA, "field '%s': '%.80s' is not the canonical spelling '%s'",
-                        gt_key_field_names[i], cell[i], canon);
+                        gt_key_field_names[i], cell[c], canon);
   }
   if (gt_problem_validate(key) != GT_OK) return gt_db_err_restatus(GT_ERR_DATA);
   return GT_OK;
 }
 
-/* The result cells after the key (ncols - GT_KEY_NFIELDS of them: an older file has fewer, and
- * its rows keep the zero defaults, an unknown floor), walked through the column table. */
+/* The result cells after the pre-fp8 key (a format-1 file has fewer, and its rows keep the zero
+ * defaults, an unknown floor), walked through the column table. */
 static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], int ncols, gt_db_row_t *r) {
   gt_status_t s;
-  for (int c = 0; c < ncols - GT_KEY_NFIELDS; c++) {
+  for (int cc = 0; cc < ncols; cc++) {
+    int c = gt_db_col_result(cc);
+    if (c < 0) continue;
     const gt_db_col_t *col = &gt_db_result_cols[c];
-    const char *name = col->name, *v = cell[GT_KEY_NFIELDS + c];
+    const char *name = col->name, *v = cell[cc];
     void *p = (char *)r + col->off;
     switch (col->kind) {
       case GT_DB_COL_STR:
@@ -258,17 +262,18 @@ static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], int ncols, 
   return GT_OK;
 }
 
-/* Parse one data row (line is modified in place). A format-1 row (v1_device non-NULL) has the
- * first GT_DB_NCOLS_V1 columns only: the device is v1_device (the file's #device line, or "-")
- * with no memory, and the floor is unknown. */
-static gt_status_t parse_row(char *line, gt_db_row_t *r, const char *v1_device) {
+/* Parse one data row (line is modified in place) of a file of format `version`. A format-1 row
+ * (v1_device non-NULL) has the first GT_DB_NCOLS_V1 columns only: the device is v1_device (the
+ * file's #device line, or "-") with no memory, and the floor is unknown. A format-2 row has no
+ * fp8 key fields: they keep their defaults (no scaling), which is what such a row tuned. */
+static gt_status_t parse_row(char *line, gt_db_row_t *r, int version, const char *v1_device) {
   char *cell[GT_DB_NCOLS];
-  const int ncols = v1_device ? GT_DB_NCOLS_V1 : GT_DB_NCOLS;
+  const int ncols = version == 1 ? GT_DB_NCOLS_V1 : version == 2 ? GT_DB_NCOLS_V2 : GT_DB_NCOLS;
   gt_status_t s = split_row(line, cell, ncols);
   if (s != GT_OK) return s;
   memset(r, 0, sizeof *r);
   gt_problem_init(&r->key);
-  if ((s = parse_key_cells(cell, &r->key)) != GT_OK) return s;
+  if ((s = parse_key_cells(cell, ncols, &r->key)) != GT_OK) return s;
   if ((s = parse_result_cells(cell, ncols, r)) != GT_OK) return s;
   if (v1_device) snprintf(r->device, sizeof r->device, "%s", v1_device[0] ? v1_device : "-");
   return gt_db_row_check(r);
@@ -286,7 +291,9 @@ static gt_status_t header_mismatch(char *line, int ncols) {
     if (c >= ncols)
       return gt_err_set(GT_ERR_DATA, "header: unexpected extra column '%.60s' after '%s'%s",
                         cell[c], gt_db_col_name(ncols - 1),
-                        ncols < GT_DB_NCOLS ? " (a format-1 file has no device columns)" : "");
+                        ncols == GT_DB_NCOLS_V1   ? " (a format-1 file has no device columns)"
+                        : ncols == GT_DB_NCOLS_V2 ? " (a format-2 file has no fp8 key columns)"
+                                                  : "");
     if (strcmp(cell[c], gt_db_col_name(c)) != 0)
       return gt_err_set(GT_ERR_DATA, "header column %d is '%.60s', expected '%s'", c + 1, cell[c],
                         gt_db_col_name(c));
@@ -326,7 +333,9 @@ typedef struct reader {
   const char *name;
   gt_db_t *db;
   enum { WANT_FORMAT, WANT_HEADER, ROWS } state;
-  bool v1;              /* a format-1 file: no device or floor columns */
+  int version;          /* the file's format: 1 (no device or floor columns), 2 (no fp8 key
+                           columns) or 3 */
+  bool v1;              /* a format-1 file */
   char v1_device[GT_DB_DEVICE_MAX]; /* its rows' device: the #device line, or "-" */
   int ln;
   int *row_line; /* source line of each row, for duplicate messages */
@@ -334,8 +343,10 @@ typedef struct reader {
 } reader_t;
 
 static gt_status_t read_format_line(reader_t *rd, const char *line) {
-  if (strcmp(line, GT_DB_FORMAT_LINE) == 0 || strcmp(line, GT_DB_FORMAT_LINE_V1) == 0) {
+  if (strcmp(line, GT_DB_FORMAT_LINE) == 0 || strcmp(line, GT_DB_FORMAT_LINE_V2) == 0 ||
+      strcmp(line, GT_DB_FORMAT_LINE_V1) == 0) {
     rd->v1 = strcmp(line, GT_DB_FORMAT_LINE_V1) == 0;
+    rd->version = rd->v1 ? 1 : strcmp(line, GT_DB_FORMAT_LINE_V2) == 0 ? 2 : 3;
     rd->state = WANT_HEADER;
     return GT_OK;
   }
@@ -366,7 +377,10 @@ static gt_status_t read_validator_line(reader_t *rd, char *line) {
 /* A line between the format line and the first row: a validator or the header. */
 static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (line[0] == '#') return read_validator_line(rd, line);
-  if (strcmp(line, rd->v1 ? gt_db_header_v1() : gt_db_header()) == 0) {
+  const char *want = rd->version == 1   ? gt_db_header_v1()
+                     : rd->version == 2 ? gt_db_header_v2()
+                                        : gt_db_header();
+  if (strcmp(line, want) == 0) {
     rd->state = ROWS;
     /* Format 1 recorded the device once, by name, for the whole file. */
     const char *dev = gt_db_get_validator(rd->db, "device");
@@ -379,7 +393,10 @@ static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (strncmp(line, "op,", 3) != 0)
     return gt_err_set(GT_ERR_DATA, "%s:%d: missing header row (expected '%.40s...', got '%.60s')",
                       rd->name, rd->ln, gt_db_header(), line);
-  return gt_db_err_prefix(header_mismatch(line, rd->v1 ? GT_DB_NCOLS_V1 : GT_DB_NCOLS), "%s:%d: ",
+  return gt_db_err_prefix(header_mismatch(line, rd->version == 1   ? GT_DB_NCOLS_V1
+                                                : rd->version == 2 ? GT_DB_NCOLS_V2
+                                                                   : GT_DB_NCOLS),
+                          "%s:%d: ",
                           rd->name, rd->ln);
 }
 
@@ -391,7 +408,7 @@ static gt_status_t read_row_line(reader_t *rd, char *line) {
                       rd->name, rd->ln);
   gt_db_row_t r;
   gt_status_t s;
-  if (parse_row(line, &r, rd->v1 ? rd->v1_device : NULL) != GT_OK)
+  if (parse_row(line, &r, rd->version, rd->v1 ? rd->v1_device : NULL) != GT_OK)
     return gt_db_err_prefix(GT_ERR_DATA, "%s:%d: ", rd->name, rd->ln);
   if ((s = gt_db_index_ready(rd->db)) != GT_OK) return s;
   uint64_t h = gt_problem_hash(&r.key);

@@ -19,12 +19,16 @@ static int keyed_cmp(const void *a, const void *b) {
   return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
-  for (int i = 0; i < GT_KEY_NFIELDS; i++) {
+static void format_key_cells(gt_textbuf_t *b, const gt_db_row_t *r, int from, int to) {
+  for (int i = from; i < to; i++) {
     char v[128];
     gt_problem_field_str(&r->key, i, v, sizeof v);
     gt_textbuf_printf(b, "%s%s", i ? "," : "", v);
   }
+}
+
+static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
+  format_key_cells(b, r, 0, GT_KEY_NFIELDS_V2);
   for (int c = 0; c < GT_DB_NRESULT; c++) {
     const void *p = (const char *)r + gt_db_result_cols[c].off;
     switch (gt_db_result_cols[c].kind) {
@@ -37,6 +41,7 @@ static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
       case GT_DB_COL_BOUND: gt_textbuf_printf(b, ",%s", gt_bound_name(*(const gt_bound_t *)p)); break;
     }
   }
+  format_key_cells(b, r, GT_KEY_NFIELDS_V2, GT_KEY_NFIELDS);
   gt_textbuf_printf(b, "\n");
 }
 

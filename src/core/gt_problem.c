@@ -12,12 +12,26 @@
 const char *const gt_key_field_names[GT_KEY_NFIELDS] = {
     "op",  "a_type", "b_type", "c_type", "d_type",   "compute",  "scale_type", "transa",
     "transb", "m",   "n",      "k",      "lda",      "ldb",      "ldc",        "batch",
-    "stride_a", "stride_b", "stride_c", "epilogue", "beta_zero", "arch",      "sm_count"};
+    "stride_a", "stride_b", "stride_c", "epilogue", "beta_zero", "arch",      "sm_count",
+    "scale_a", "scale_b", "fast_accum", "scale_d", "amax_d"};
 
 enum {
   F_OP, F_A, F_B, F_C, F_D, F_COMPUTE, F_SCALE, F_TRANSA, F_TRANSB, F_M, F_N, F_K, F_LDA, F_LDB,
-  F_LDC, F_BATCH, F_SA, F_SB, F_SC, F_EPI, F_BETA0, F_ARCH, F_SMS
+  F_LDC, F_BATCH, F_SA, F_SB, F_SC, F_EPI, F_BETA0, F_ARCH, F_SMS, F_SCALE_A, F_SCALE_B,
+  F_FAST_ACCUM, F_SCALE_D, F_AMAX_D
 };
+
+/* The fp8 fields keep the key text of other keys as it was (gt_problem_format_key). */
+static bool field_at_default(const gt_problem_t *p, int i) {
+  switch (i) {
+    case F_SCALE_A: return p->scale_a == GT_SCALE_NONE;
+    case F_SCALE_B: return p->scale_b == GT_SCALE_NONE;
+    case F_FAST_ACCUM: return !p->fast_accum;
+    case F_SCALE_D: return !p->scale_d;
+    case F_AMAX_D: return !p->amax_d;
+    default: return false;
+  }
+}
 
 void gt_problem_init(gt_problem_t *p) {
   memset(p, 0, sizeof *p);
@@ -191,6 +205,23 @@ gt_status_t gt_problem_validate(const gt_problem_t *p) {
                       "field 'stride_c': %" PRId64 " < ldc*n (%" PRId64 "*%" PRId64
                       "): outputs would overlap",
                       p->stride_c, p->ldc, p->n);
+  /* A scale factor or fast accumulation has a meaning only for fp8 operands, a D scale only for
+   * an fp8 D: cuBLASLt rejects the others, and a key that states them would never match. */
+  if (p->scale_a != GT_SCALE_NONE && !gt_dtype_is_fp8(p->a_type))
+    return gt_err_set(GT_ERR_DATA, "field 'scale_a': %s on a %s operand (fp8 only)",
+                      gt_scale_mode_name(p->scale_a), gt_dtype_name(p->a_type));
+  if (p->scale_b != GT_SCALE_NONE && !gt_dtype_is_fp8(p->b_type))
+    return gt_err_set(GT_ERR_DATA, "field 'scale_b': %s on a %s operand (fp8 only)",
+                      gt_scale_mode_name(p->scale_b), gt_dtype_name(p->b_type));
+  if (p->fast_accum && !gt_dtype_is_fp8(p->a_type) && !gt_dtype_is_fp8(p->b_type))
+    return gt_err_set(GT_ERR_DATA, "field 'fast_accum': set on a %s x %s GEMM (fp8 only)",
+                      gt_dtype_name(p->a_type), gt_dtype_name(p->b_type));
+  if (p->amax_d && !gt_dtype_is_fp8(p->a_type) && !gt_dtype_is_fp8(p->b_type))
+    return gt_err_set(GT_ERR_DATA, "field 'amax_d': set on a %s x %s GEMM (fp8 only)",
+                      gt_dtype_name(p->a_type), gt_dtype_name(p->b_type));
+  if (p->scale_d && !gt_dtype_is_fp8(p->d_type))
+    return gt_err_set(GT_ERR_DATA, "field 'scale_d': D is %s (a D scale is for fp8 D only)",
+                      gt_dtype_name(p->d_type));
   if (!p->arch[0]) return gt_err_set(GT_ERR_DATA, "field 'arch': empty");
   if (p->sm_count < 0) return gt_err_set(GT_ERR_DATA, "field 'sm_count': must be >= 0");
   return GT_OK;
@@ -206,6 +237,12 @@ double gt_problem_min_bytes(const gt_problem_t *p) {
                       (double)p->k * p->n * gt_dtype_size(p->b_type) +
                       (double)p->m * p->n * gt_dtype_size(p->d_type));
   if (!p->beta_zero) bytes += b * (double)p->m * p->n * gt_dtype_size(p->c_type);
+  /* fp8 scale factors are f32 arrays read once per item (a few per row at most). */
+  int64_t d0, d1;
+  gt_scale_mode_shape(p->scale_a, 'A', p->m, p->n, p->k, &d0, &d1);
+  bytes += b * 4.0 * (double)d0 * (double)d1;
+  gt_scale_mode_shape(p->scale_b, 'B', p->m, p->n, p->k, &d0, &d1);
+  bytes += b * 4.0 * (double)d0 * (double)d1;
   /* Stride 0 on A or B (a broadcast operand) is read once, not per batch item. */
   if (p->batch > 1 && p->stride_a == 0) bytes -= (b - 1) * (double)p->m * p->k * gt_dtype_size(p->a_type);
   if (p->batch > 1 && p->stride_b == 0) bytes -= (b - 1) * (double)p->k * p->n * gt_dtype_size(p->b_type);
@@ -260,6 +297,11 @@ void gt_problem_field_str(const gt_problem_t *p, int i, char *buf, int cap) {
     case F_BETA0: snprintf(buf, cap, "%d", p->beta_zero ? 1 : 0); break;
     case F_ARCH: snprintf(buf, cap, "%s", p->arch); break;
     case F_SMS: snprintf(buf, cap, "%d", p->sm_count); break;
+    case F_SCALE_A: snprintf(buf, cap, "%s", gt_scale_mode_name(p->scale_a)); break;
+    case F_SCALE_B: snprintf(buf, cap, "%s", gt_scale_mode_name(p->scale_b)); break;
+    case F_FAST_ACCUM: snprintf(buf, cap, "%d", p->fast_accum ? 1 : 0); break;
+    case F_SCALE_D: snprintf(buf, cap, "%d", p->scale_d ? 1 : 0); break;
+    case F_AMAX_D: snprintf(buf, cap, "%d", p->amax_d ? 1 : 0); break;
     default: snprintf(buf, cap, "?"); break;
   }
 }
@@ -341,9 +383,23 @@ gt_status_t gt_problem_set_field(gt_problem_t *p, const char *field, const char 
         return gt_err_set(GT_ERR_DATA, "field 'epilogue': unknown epilogue '%s'", v);
       return GT_OK;
     case F_BETA0:
+    case F_FAST_ACCUM:
+    case F_SCALE_D:
+    case F_AMAX_D: {
       if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-        return gt_err_set(GT_ERR_DATA, "field 'beta_zero': expected 0 or 1, got '%s'", v);
-      p->beta_zero = v[0] == '1';
+        return gt_err_set(GT_ERR_DATA, "field '%s': expected 0 or 1, got '%s'", field, v);
+      bool *f = i == F_BETA0 ? &p->beta_zero : i == F_FAST_ACCUM ? &p->fast_accum
+                : i == F_SCALE_D ? &p->scale_d : &p->amax_d;
+      *f = v[0] == '1';
+      return GT_OK;
+    }
+    case F_SCALE_A:
+    case F_SCALE_B:
+      if (gt_scale_mode_parse(v, i == F_SCALE_A ? &p->scale_a : &p->scale_b) != GT_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gt_err_msg());
+        return gt_err_set(GT_ERR_DATA, "field '%s': %s", field, msg);
+      }
       return GT_OK;
     case F_ARCH:
       if (!*v || strlen(v) >= sizeof p->arch || strpbrk(v, ", \t"))
@@ -362,6 +418,7 @@ int gt_problem_format_key(const gt_problem_t *p, char *buf, int cap) {
   int len = 0;
   buf[0] = '\0';
   for (int i = 0; i < GT_KEY_NFIELDS && len < cap; i++) {
+    if (i >= GT_KEY_NFIELDS_V2 && field_at_default(p, i)) continue;
     char v[64];
     gt_problem_field_str(p, i, v, sizeof v);
     int w = snprintf(buf + len, (size_t)(cap - len), "%s%s=%s", i ? "," : "",
@@ -439,6 +496,14 @@ int gt_problem_describe(const gt_problem_t *p, char *buf, int cap) {
              p->k);
   char batch[48] = "";
   if (p->batch > 1) snprintf(batch, sizeof batch, " batch=%" PRId64, p->batch);
+  /* An fp8 GEMM names both operand types (they may differ) and how each is scaled. */
+  char type[96];
+  if (gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type))
+    snprintf(type, sizeof type, "%sx%s(%s,%s)%s", gt_dtype_name(p->a_type),
+             gt_dtype_name(p->b_type), gt_scale_mode_name(p->scale_a),
+             gt_scale_mode_name(p->scale_b), p->fast_accum ? " fast_accum" : "");
+  else
+    snprintf(type, sizeof type, "%s", gt_dtype_name(p->a_type));
   return snprintf(buf, (size_t)cap, "%s %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64 "%s%s",
-                  gt_dtype_name(p->a_type), gt_problem_ops(p), p->m, p->n, p->k, batch, extra);
+                  type, gt_problem_ops(p), p->m, p->n, p->k, batch, extra);
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "gt_dtype.h"
+#include "gt_scale.h"
 #include "gt_status.h"
 
 #ifdef __cplusplus
@@ -44,10 +45,22 @@ typedef struct gt_problem {
   bool beta_zero;        /* beta == 0: C is not read */
   char arch[GT_ARCH_MAX];/* "sm_90"; "cpu" for host providers */
   int sm_count;          /* multiprocessors (GPU) or cores (host) */
+  /* FP8 scaling (cuBLASLt's A/B scale modes, fast accumulation, D's scale and amax). All at
+   * their defaults (none, 0) for every key that is not an fp8 GEMM; see gt_scale_mode_t. The
+   * factors themselves are device arrays the kernel reads when it runs (so a graph replay sees
+   * new values): the key says only how they are laid out. */
+  gt_scale_mode_t scale_a, scale_b; /* only on an fp8 operand */
+  bool fast_accum;       /* CUBLASLT_MATMUL_DESC_FAST_ACCUM: fp8 products summed without
+                            periodic promotion to fp32 (a coarser result, part of the key) */
+  bool scale_d;          /* D is fp8 and divided by a device scalar before conversion */
+  bool amax_d;           /* the call writes max|D| (before D's scale) to a device scalar */
 } gt_problem_t;
 
-/* Number of key fields, and their names in the order keys are printed and DB columns appear. */
-#define GT_KEY_NFIELDS 23
+/* Number of key fields, and their names in the order keys are printed and DB columns appear.
+ * The first GT_KEY_NFIELDS_V2 are the fields keys had before fp8 scaling (DB formats 1 and 2
+ * have exactly those key columns); the fp8 fields follow them. */
+#define GT_KEY_NFIELDS 28
+#define GT_KEY_NFIELDS_V2 23
 extern const char *const gt_key_field_names[GT_KEY_NFIELDS];
 
 /* A problem with defaults: bf16 in/out, f32 compute and scale, NN, batch 1, beta 0, no epilogue,
@@ -81,8 +94,10 @@ const char *gt_problem_ops(const gt_problem_t *p);
  * "nt", "tt"): false, leaving *transa and *transb alone, for anything else. */
 bool gt_layout_parse(const char *lay, gt_trans_t *transa, gt_trans_t *transb);
 
-/* Key text: "m=4096,n=16,k=4096,..." with every field, in gt_key_field_names order.
- * Returns chars written (truncated to cap, always terminated). */
+/* Key text: "m=4096,n=16,k=4096,..." with every field, in gt_key_field_names order, except that
+ * the fp8 fields (those after the first GT_KEY_NFIELDS_V2) are left out where they hold their
+ * defaults: the text, and the hash sharding uses, of every key that is not fp8 stays what it was
+ * before those fields existed. Returns chars written (truncated to cap, always terminated). */
 int gt_problem_format_key(const gt_problem_t *p, char *buf, int cap);
 /* Parse key text (comma or space separated field=value; fields not given keep p's values,
  * so callers start from gt_problem_init or a device-filled default). Unknown fields and bad

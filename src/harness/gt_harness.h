@@ -55,6 +55,20 @@ void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out
  * when the problem reads C; callers store 0 when p->beta_zero. */
 void gt_harness_scalars(const gt_problem_t *p, gt_init_mode_t init, double *alpha, double *beta);
 
+/* Relative tolerance of an amax_d output against the reference's max|D|: the accumulation part
+ * of the gate's bound (gt_metric_bound of the key with an f32 D), 4x: amax is taken from the
+ * accumulators before D is rounded to its type, so D's own rounding does not enter. */
+double gt_harness_amax_tol(const gt_problem_t *p);
+
+/* f32 factors an fp8 key's scale of operand which needs: 'A' (scale_a), 'B' (scale_b), 'D'
+ * (scale_d: 1 when set), 'X' (amax_d: 1 when set); 0 when the key has none. */
+size_t gt_harness_scale_elems(const gt_problem_t *p, char which);
+/* Fill n scale factors from the generator state *rng (advanced): positive, spread over
+ * 2^-1.85 .. 2^1.85 but never within 2^+-0.35 of 1, and not powers of two, so a kernel that drops
+ * a factor, or applies one to the wrong rows, columns or K blocks, is off by O(1) relative, far
+ * beyond any fp8 bound. */
+void gt_harness_fill_scales(float *buf, size_t n, uint64_t *rng);
+
 /* What a device is: filled by describe(). */
 typedef struct gt_device_info {
   char name[64];            /* "NVIDIA H200" or the CPU model */

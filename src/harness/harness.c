@@ -59,6 +59,41 @@ void gt_measure_opts_resolve(const gt_measure_opts_t *in, gt_measure_opts_t *out
 
 static bool is_int_type(gt_dtype_t t) { return t == GT_DT_I8 || t == GT_DT_I32; }
 
+size_t gt_harness_scale_elems(const gt_problem_t *p, char which) {
+  int64_t d0 = 0, d1 = 0;
+  switch (which) {
+    case 'A': gt_scale_mode_shape(p->scale_a, 'A', p->m, p->n, p->k, &d0, &d1); break;
+    case 'B': gt_scale_mode_shape(p->scale_b, 'B', p->m, p->n, p->k, &d0, &d1); break;
+    case 'D': return p->scale_d ? 1 : 0;
+    case 'X': return p->amax_d ? 1 : 0;
+    default: return 0;
+  }
+  return (size_t)(d0 * d1);
+}
+
+double gt_harness_amax_tol(const gt_problem_t *p) {
+  gt_problem_t q = *p;
+  q.c_type = q.d_type = GT_DT_F32;
+  q.scale_d = false; /* a D scale needs an fp8 D; it does not change the accumulation */
+  return 4.0 * gt_metric_bound(&q);
+}
+
+void gt_harness_fill_scales(float *buf, size_t n, uint64_t *rng) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t z = (*rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = (double)(z >> 11) * 0x1.0p-53; /* [0, 1) */
+    /* log2 of the factor in +-[0.35, 1.85): never within 25% of 1, so a factor dropped or
+     * applied twice always moves the result by far more than any gate's bound. */
+    double e = 3.0 * u - 1.5;
+    e = e < 0 ? e - 0.35 : e + 0.35;
+    buf[i] = (float)exp2(e);
+    if (buf[i] == 2.0f || buf[i] == 0.5f) buf[i] *= 1.0625f;
+  }
+}
+
 void gt_harness_scalars(const gt_problem_t *p, gt_init_mode_t init, double *alpha, double *beta) {
   if (init == GT_INIT_INT || is_int_type(p->a_type) || is_int_type(p->d_type) ||
       is_int_type(p->scale_type)) {

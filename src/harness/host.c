@@ -47,6 +47,9 @@ struct gt_bench {
   host_set_t *sets;
   host_set_t gate;
   void *bias, *gate_bias; /* bias epilogues only */
+  /* fp8 scale factors (f32, NULL where the key has none): the timed sets share one group, the
+   * gate draws fresh ones each time, as it draws fresh operands. */
+  float *scale[4], *gate_scale[4]; /* scale_a, scale_b, scale_d, amax_d */
   double *ref;            /* m*n*batch fp64 */
   double alpha_buf, beta_buf; /* 8-byte aligned storage for scalars of the scale type */
   int launches;
@@ -156,6 +159,11 @@ static gt_operands_t set_operands(const struct gt_bench *b, const host_set_t *s,
   o.bias = bias;
   o.alpha = &b->alpha_buf;
   o.beta = &b->beta_buf;
+  float *const *sc = s == &b->gate ? b->gate_scale : b->scale;
+  o.scale_a = sc[0];
+  o.scale_b = sc[1];
+  o.scale_d = sc[2];
+  o.amax_d = sc[3];
   if (l) {
     o.workspace = l->ws;
     o.ws_size = l->ws_size;
@@ -304,6 +312,18 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
     }
     fill_random(b->bias, bt, (size_t)p->m, b->o.init, &rng);
   }
+  static const char k_which[4] = {'A', 'B', 'D', 'X'};
+  for (int i = 0; i < 4; i++) {
+    size_t n = gt_harness_scale_elems(p, k_which[i]);
+    if (!n) continue;
+    b->scale[i] = malloc(n * sizeof(float));
+    b->gate_scale[i] = malloc(n * sizeof(float));
+    if (!b->scale[i] || !b->gate_scale[i]) {
+      host_close(b);
+      return gt_err_set(GT_ERR_NOMEM, "host harness: no memory for the fp8 scales");
+    }
+    gt_harness_fill_scales(b->scale[i], n, &rng);
+  }
   *out = b;
   return GT_OK;
 }
@@ -359,6 +379,23 @@ static gt_status_t host_load(struct gt_bench *b, const gt_candidate_t *c, struct
   return GT_OK;
 }
 
+/* The amax output of an fp8 key: max|D| before D's scale, as cuBLASLt writes it. It must be the
+ * reference's maximum within the bound the elements are gated at (an amax off by a factor is a
+ * wrong D scale for the next step of the application, however right D is). */
+static void gate_amax(const struct gt_bench *b, gt_gate_t *out) {
+  const gt_problem_t *p = &b->p;
+  const size_t n = (size_t)p->m * (size_t)p->n * (size_t)p->batch;
+  double want = 0;
+  for (size_t i = 0; i < n; i++) want = fmax(want, fabs(b->ref[i]));
+  if (p->scale_d) want /= (double)b->gate_scale[2][0];
+  const double got = b->gate_scale[3][0], tol = gt_harness_amax_tol(p) * want + 1e-30;
+  if (!(fabs(got - want) <= tol)) {
+    out->passed = false;
+    snprintf(out->why, sizeof out->why, "amax_d %.6g, expected %.6g (max|D| before its scale)",
+             got, want);
+  }
+}
+
 static gt_status_t host_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t *out) {
   const gt_problem_t *p = &b->p;
   memset(out, 0, sizeof *out);
@@ -368,6 +405,11 @@ static gt_status_t host_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t 
   splitmix64(&rng);
   set_fill(b, &b->gate, &rng);
   if (b->gate_bias) fill_random(b->gate_bias, gt_reference_bias_type(p), (size_t)p->m, b->o.init, &rng);
+  static const char k_which[4] = {'A', 'B', 'D', 'X'};
+  for (int i = 0; i < 4; i++)
+    if (b->gate_scale[i]) gt_harness_fill_scales(b->gate_scale[i], gt_harness_scale_elems(p, k_which[i]), &rng);
+  /* amax_d is an output: poisoned, so one the candidate never wrote fails. */
+  if (b->gate_scale[3]) b->gate_scale[3][0] = NAN;
   gt_metric_poison(b->gate.D, p->d_type, b->c_elems);
 
   gt_operands_t ops = set_operands(b, &b->gate, b->gate_bias, l);
@@ -388,6 +430,7 @@ static gt_status_t host_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t 
     return s;
   }
   gt_metric_compare(p, b->gate.D, b->ref, out);
+  if (out->passed && p->amax_d) gate_amax(b, out);
   if (!out->passed) return gt_err_set(GT_ERR_GATE, "%s: %s", l->c.name, out->why);
   return GT_OK;
 }
@@ -457,6 +500,7 @@ static void host_close(struct gt_bench *b) {
   set_free(&b->gate);
   free(b->bias);
   free(b->gate_bias);
+  for (int i = 0; i < 4; i++) free(b->scale[i]), free(b->gate_scale[i]);
   free(b->ref);
   free(b);
 }

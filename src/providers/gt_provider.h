@@ -67,7 +67,11 @@ size_t gt_cand_list_count_active(const gt_cand_list_t *l);
 gt_status_t gt_cand_list_spread(gt_cand_list_t *l, size_t from);
 
 /* Operand pointers of one GEMM call, in the problem's column-major terms. alpha and beta point
- * to host scalars of the problem's scale_type. workspace may be NULL (ws_size 0). */
+ * to host scalars of the problem's scale_type. workspace may be NULL (ws_size 0). The fp8
+ * scales are f32 arrays on the operands' side (device memory for CUDA providers, read by the
+ * kernel when it runs, as cuBLASLt reads them): scale_a/scale_b laid out as the key's
+ * scale_a/scale_b mode says (gt_scale_mode_shape; NULL for mode none), scale_d one factor
+ * (key's scale_d), amax_d one f32 the call writes max|D| to before D's scale (key's amax_d). */
 typedef struct gt_operands {
   const void *A, *B, *C;
   void *D;
@@ -75,6 +79,8 @@ typedef struct gt_operands {
   const void *alpha, *beta;
   void *workspace;
   size_t ws_size;
+  const float *scale_a, *scale_b, *scale_d;
+  float *amax_d;
 } gt_operands_t;
 
 /* What a provider's enumerate() may want to know beyond the problem. */

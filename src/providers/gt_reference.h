@@ -4,7 +4,9 @@
  * It accepts every problem the key can state: all element types (fp8 and int8 included, read
  * through gt_load_elem), N/T operands with leading dimensions, strided batches, alpha/beta of the
  * problem's scale type, and the cuBLASLt epilogues (bias, relu, gelu with the tanh approximation,
- * applied as act(alpha*op(A)op(B) + beta*C + bias)). Products are accumulated in fp64. */
+ * applied as act(alpha*op(A)op(B) + beta*C + bias)). Products are accumulated in fp64. For fp8
+ * keys the operands are dequantized first (each element times the factor of scale_a/scale_b that
+ * covers it, per the key's scale modes), and an fp8 D with a scale is scale_d * act(...). */
 #ifndef GT_REFERENCE_H
 #define GT_REFERENCE_H
 

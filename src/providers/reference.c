@@ -134,6 +134,9 @@ gt_status_t gt_reference_gemm(const gt_problem_t *p, const gt_operands_t *ops, d
                       gt_epilogue_name(p->epilogue));
   const int64_t m = p->m, n = p->n, k = p->k, nb = p->batch > 0 ? p->batch : 1;
   if (m <= 0 || n <= 0 || k <= 0) return gt_err_set(GT_ERR_USAGE, "reference: empty problem");
+  if ((p->scale_a != GT_SCALE_NONE && !ops->scale_a) ||
+      (p->scale_b != GT_SCALE_NONE && !ops->scale_b) || (p->scale_d && !ops->scale_d))
+    return gt_err_set(GT_ERR_USAGE, "reference: the key's fp8 scaling needs its scale arrays");
   const double alpha = gt_load_elem(ops->alpha, p->scale_type, 0);
   const double beta = p->beta_zero ? 0.0 : gt_load_elem(ops->beta, p->scale_type, 0);
   const gt_dtype_t bias_t = gt_reference_bias_type(p);
@@ -153,11 +156,16 @@ gt_status_t gt_reference_gemm(const gt_problem_t *p, const gt_operands_t *ops, d
       for (int64_t q = 0; q < k; q++) {
         size_t idx = p->transa == GT_TRANS_N ? (size_t)(i + q * p->lda) : (size_t)(q + i * p->lda);
         Ar[i * k + q] = gt_load_elem(ops->A, p->a_type, oa + idx);
+        /* Dequantized: each element times the factor covering it (every mode factors so). */
+        if (p->scale_a != GT_SCALE_NONE)
+          Ar[i * k + q] *= ops->scale_a[gt_scale_mode_index(p->scale_a, 'A', m, n, k, i, q)];
       }
     for (int64_t j = 0; j < n; j++)
       for (int64_t q = 0; q < k; q++) {
         size_t idx = p->transb == GT_TRANS_N ? (size_t)(q + j * p->ldb) : (size_t)(j + q * p->ldb);
         Bc[j * k + q] = gt_load_elem(ops->B, p->b_type, ob + idx);
+        if (p->scale_b != GT_SCALE_NONE)
+          Bc[j * k + q] *= ops->scale_b[gt_scale_mode_index(p->scale_b, 'B', m, n, k, j, q)];
       }
     memset(acc, 0, (size_t)m * (size_t)n * sizeof(double));
 
@@ -185,7 +193,10 @@ gt_status_t gt_reference_gemm(const gt_problem_t *p, const gt_operands_t *ops, d
         double v = alpha * acc[j * m + i];
         if (!p->beta_zero) v += beta * gt_load_elem(ops->C, p->c_type, oc + (size_t)(i + j * p->ldc));
         double bias = epi_has_bias(p->epilogue) ? gt_load_elem(ops->bias, bias_t, (size_t)i) : 0.0;
-        out[j * m + i] = store_clamp(p->d_type, epilogue_apply(p, v, bias));
+        /* An fp8 D is scaled after the epilogue (cuBLASLt: D = scale_d * epilogue(...)). */
+        double e = epilogue_apply(p, v, bias);
+        if (p->scale_d) e *= (double)ops->scale_d[0];
+        out[j * m + i] = store_clamp(p->d_type, e);
       }
   }
   free(Ar), free(Bc), free(acc);

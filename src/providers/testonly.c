@@ -12,6 +12,19 @@
  * them:
  *   testonly_nobias   computes act(alpha*op(A)op(B) + beta*C) correctly and drops the bias.
  *   testonly_twobias  adds the bias twice: act(alpha*op(A)op(B) + beta*C + 2*bias).
+ * For fp8 keys (an fp8 A or B), and only for those, one correct instance and three that get one
+ * thing about the scales wrong, each a mistake that gives finite, plausible, wrong results:
+ *   testonly_f8_exact    dequantizes as the key says (every scale mode, D's scale and amax):
+ *                        the control, which must pass.
+ *   testonly_f8_noscaleb ignores scale_b (uses B as stored).
+ *   testonly_f8_rowcol   applies A's per-row factors by the column of D (factor of row j mod m
+ *                        for D(i,j)), the row/column mix-up of an outer-vector epilogue; listed
+ *                        where A's scale has a factor per row (outer_f32 and the block modes).
+ *   testonly_f8_ksplit   splits K in two at a point inside a 128 block and scales each part by
+ *                        the factors of the block that part starts in; listed where a scale is
+ *                        blockwise (blk1x128_f32, blk128x128_f32) and k > 128.
+ *   testonly_f8_amaxscaled  D right, but amax_d taken after D's scale instead of before it;
+ *                        listed where the key has an amax output and a D scale.
  * With GEMMTUNE_TEST_PROVIDERS=all, two more that only an isolated worker survives
  * (`gemmtune tune --isolate`): they prove the supervisor records them and carries on.
  *   testonly_crash  run() raises SIGSEGV, like a kernel launch that corrupts the process.
@@ -52,7 +65,12 @@ typedef enum to_kind {
   TO_HANG,
   TO_NOBIAS,
   TO_TWOBIAS,
-  TO__LAST = TO_TWOBIAS,
+  TO_F8_EXACT,
+  TO_F8_NOSCALE_B,
+  TO_F8_ROWCOL,
+  TO_F8_KSPLIT,
+  TO_F8_AMAX,
+  TO__LAST = TO_F8_AMAX,
   TO_WIDEN /* its own space, named by group and index (widen_*) */
 } to_kind_t;
 
@@ -63,7 +81,12 @@ static const double k_widen_us = 300.0, k_widen_gain = 0.99;
 static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] = "testonly_stale",
                                       [TO_FAULT] = "testonly_fault", [TO_CRASH] = "testonly_crash",
                                       [TO_HANG] = "testonly_hang", [TO_NOBIAS] = "testonly_nobias",
-                                      [TO_TWOBIAS] = "testonly_twobias"};
+                                      [TO_TWOBIAS] = "testonly_twobias",
+                                      [TO_F8_EXACT] = "testonly_f8_exact",
+                                      [TO_F8_NOSCALE_B] = "testonly_f8_noscaleb",
+                                      [TO_F8_ROWCOL] = "testonly_f8_rowcol",
+                                      [TO_F8_KSPLIT] = "testonly_f8_ksplit",
+                                      [TO_F8_AMAX] = "testonly_f8_amaxscaled"};
 
 static gt_status_t to_init(void) {
   const char *e = getenv("GEMMTUNE_TEST_PROVIDERS");
@@ -95,12 +118,49 @@ static bool epi_has_bias(gt_epilogue_t e) {
   return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
 }
 
-/* Whether k is listed for p: the bias pair only where there is a bias to get wrong. */
+static bool is_f8_kind(to_kind_t k) { return k >= TO_F8_EXACT && k <= TO_F8_AMAX; }
+static bool is_f8_key(const gt_problem_t *p) {
+  return gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type);
+}
+static bool is_block_mode(gt_scale_mode_t m) {
+  return m == GT_SCALE_BLK1X128 || m == GT_SCALE_BLK128X128;
+}
+
+/* Whether k is listed for p: the bias pair only where there is a bias to get wrong, the fp8
+ * family only for fp8 keys, each of its faults only where the key has what it gets wrong. */
 static bool to_listed(to_kind_t k, const gt_problem_t *p) {
-  return to_enabled(k) && (!is_bias_kind(k) || epi_has_bias(p->epilogue));
+  if (!to_enabled(k)) return false;
+  if (is_bias_kind(k)) return epi_has_bias(p->epilogue);
+  if (!is_f8_kind(k)) return true;
+  if (!is_f8_key(p)) return false;
+  switch (k) {
+    case TO_F8_NOSCALE_B: return p->scale_b != GT_SCALE_NONE;
+    case TO_F8_ROWCOL: return p->scale_a == GT_SCALE_OUTER || is_block_mode(p->scale_a);
+    case TO_F8_KSPLIT:
+      return (is_block_mode(p->scale_a) || is_block_mode(p->scale_b)) && p->k > GT_SCALE_BLOCK;
+    case TO_F8_AMAX: return p->amax_d && p->scale_d;
+    default: return true;
+  }
+}
+
+static bool f8_supports(const gt_problem_t *p, char *why, size_t cap) {
+  const gt_dtype_t d = p->d_type;
+  if (!is_f8_key(p) || p->c_type != d ||
+      !(d == GT_DT_F32 || d == GT_DT_BF16 || d == GT_DT_F16 || gt_dtype_is_fp8(d))) {
+    snprintf(why, cap, "types a=%s b=%s d=%s not implemented by the fp8 testonly instances",
+             gt_dtype_name(p->a_type), gt_dtype_name(p->b_type), gt_dtype_name(d));
+    return false;
+  }
+  if (p->compute != GT_COMPUTE_F32 || p->scale_type != GT_DT_F32 ||
+      (p->epilogue != GT_EPI_NONE && p->epilogue != GT_EPI_BIAS)) {
+    snprintf(why, cap, "fp8 testonly instances need f32 compute and scale, no epilogue or bias");
+    return false;
+  }
+  return true;
 }
 
 static bool to_supports(to_kind_t k, const gt_problem_t *p, char *why, size_t cap) {
+  if (is_f8_kind(k)) return f8_supports(p, why, cap);
   gt_dtype_t t = p->a_type;
   bool type_ok = (t == GT_DT_F32 || t == GT_DT_BF16 || t == GT_DT_F16) && p->b_type == t &&
                  p->c_type == t && p->d_type == t;
@@ -298,6 +358,51 @@ static void to_gemm(to_state_t *s, const gt_operands_t *o, int64_t kk, float bia
   }
 }
 
+/* The fp8 family: D = scale_d * (alpha * sum_q dq(A)(i,q) dq(B)(q,j) + beta*C + bias), summed
+ * in fp64, dq the dequantized operand, with the one mistake of kind s->kind; amax_d written. */
+static void f8_gemm(to_state_t *s, const gt_operands_t *o) {
+  const gt_problem_t *p = &s->p;
+  const int64_t m = p->m, n = p->n, k = p->k;
+  const double alpha = *(const float *)o->alpha;
+  const double beta = p->beta_zero ? 0.0 : *(const float *)o->beta;
+  const bool bias = epi_has_bias(p->epilogue);
+  const gt_dtype_t bias_t = gt_reference_bias_type(p);
+  /* ksplit: the second part starts 64 into a 128 block, never on a block edge. */
+  const int64_t split = s->kind == TO_F8_KSPLIT ? (k / 2) / GT_SCALE_BLOCK * GT_SCALE_BLOCK + 64 : k;
+  double amax = 0.0;
+  for (int64_t b = 0; b < p->batch; b++) {
+    const size_t oa = (size_t)(b * p->stride_a), ob = (size_t)(b * p->stride_b),
+                 oc = (size_t)(b * p->stride_c);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) {
+        /* The row whose A factors this element uses: its own, or (rowcol) its column's. */
+        const int64_t ia = s->kind == TO_F8_ROWCOL ? j % m : i;
+        double acc = 0.0;
+        for (int64_t q = 0; q < k; q++) {
+          const int64_t qs = s->kind == TO_F8_KSPLIT ? (q < split ? 0 : split) : q;
+          size_t ai = p->transa == GT_TRANS_N ? (size_t)(i + q * p->lda) : (size_t)(q + i * p->lda);
+          size_t bi = p->transb == GT_TRANS_N ? (size_t)(q + j * p->ldb) : (size_t)(j + q * p->ldb);
+          double av = gt_load_elem(o->A, p->a_type, oa + ai);
+          double bv = gt_load_elem(o->B, p->b_type, ob + bi);
+          if (p->scale_a != GT_SCALE_NONE)
+            av *= o->scale_a[gt_scale_mode_index(p->scale_a, 'A', m, n, k, ia, qs)];
+          if (p->scale_b != GT_SCALE_NONE && s->kind != TO_F8_NOSCALE_B)
+            bv *= o->scale_b[gt_scale_mode_index(p->scale_b, 'B', m, n, k, j, qs)];
+          acc += av * bv;
+        }
+        size_t di = oc + (size_t)(i + j * p->ldc);
+        double v = alpha * acc;
+        if (!p->beta_zero) v += beta * gt_load_elem(o->C, p->c_type, di);
+        if (bias) v += gt_load_elem(o->bias, bias_t, (size_t)i);
+        if (s->kind != TO_F8_AMAX) amax = fmax(amax, fabs(v));
+        if (p->scale_d) v *= (double)o->scale_d[0];
+        if (s->kind == TO_F8_AMAX) amax = fmax(amax, fabs(v));
+        gt_store_elem(o->D, p->d_type, di, v);
+      }
+  }
+  if (p->amax_d && o->amax_d) o->amax_d[0] = (float)amax;
+}
+
 static double mono_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -336,6 +441,16 @@ static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
     case TO_NOBIAS: to_gemm(s, ops, s->p.k, 0.0f); return GT_OK;
     case TO_TWOBIAS: to_gemm(s, ops, s->p.k, 2.0f); return GT_OK;
     case TO_WIDEN: return widen_run(s);
+    case TO_F8_EXACT:
+    case TO_F8_NOSCALE_B:
+    case TO_F8_ROWCOL:
+    case TO_F8_KSPLIT:
+    case TO_F8_AMAX:
+      if ((s->p.scale_a != GT_SCALE_NONE && !ops->scale_a) ||
+          (s->p.scale_b != GT_SCALE_NONE && !ops->scale_b) || (s->p.scale_d && !ops->scale_d))
+        return gt_err_set(GT_ERR_USAGE, "testonly run: the key's fp8 scales are not given");
+      f8_gemm(s, ops);
+      return GT_OK;
   }
   return gt_err_set(GT_ERR_INTERNAL, "testonly: bad candidate kind %d", (int)s->kind);
 }

@@ -9,16 +9,22 @@
 #include "core/gt_fileio.h"
 #include "core/gt_hindex.h"
 
-static char header[512], header_v1[512];
+static char header[640], header_v2[640], header_v1[640];
 static pthread_once_t header_once = PTHREAD_ONCE_INIT;
 
-/* Built from gt_key_field_names so the columns can never drift from the key. header_v1 is the
- * header files had before the not_tunable column. */
+/* Built from gt_key_field_names so the columns can never drift from the key. header_v2 is the
+ * header files had before the fp8 key fields, header_v1 the one before the not_tunable column
+ * (both are still capture files: the shapes reader takes columns by name, missing fp8 fields
+ * at their defaults). */
 static void build_header(void) {
   int len = snprintf(header, sizeof header, "calls,time_us,share,entry,workspace,not_tunable");
+  int len2 = snprintf(header_v2, sizeof header_v2, "%s", header);
   int len1 = snprintf(header_v1, sizeof header_v1, "calls,time_us,share,entry,workspace");
   for (int i = 0; i < GT_KEY_NFIELDS; i++) {
     len += snprintf(header + len, sizeof header - (size_t)len, ",%s", gt_key_field_names[i]);
+    if (i >= GT_KEY_NFIELDS_V2) continue;
+    len2 += snprintf(header_v2 + len2, sizeof header_v2 - (size_t)len2, ",%s",
+                     gt_key_field_names[i]);
     len1 += snprintf(header_v1 + len1, sizeof header_v1 - (size_t)len1, ",%s",
                      gt_key_field_names[i]);
   }
@@ -146,7 +152,7 @@ gt_status_t gt_rt_capture_write_with(const char *path, const char *preamble,
 
 /* ---- GEMMTUNE_STATS ------------------------------------------------------------------------ */
 
-static char stats_header[512];
+static char stats_header[640];
 static pthread_once_t stats_header_once = PTHREAD_ONCE_INIT;
 
 static void build_stats_header(void) {
@@ -354,11 +360,12 @@ static bool starts_with_line(const char *text, const char *h) {
 }
 
 bool gt_rt_capture_is_capture_text(const char *text) {
-  (void)gt_rt_capture_header(); /* builds both headers */
+  (void)gt_rt_capture_header(); /* builds every header */
   /* The preamble capture writes before the header: "#gemmtune-capture ..." lines. */
   while (text && *text == '#') {
     text = strchr(text, '\n');
     if (text) text++;
   }
-  return text && (starts_with_line(text, header) || starts_with_line(text, header_v1));
+  return text && (starts_with_line(text, header) || starts_with_line(text, header_v2) ||
+                  starts_with_line(text, header_v1));
 }

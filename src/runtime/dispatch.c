@@ -166,7 +166,11 @@ gt_status_t gt_gemm(gt_ctx_t *ctx, const gt_problem_t *p, const gt_gemm_args_t *
                        .D = args->D,
                        .bias = args->bias,
                        .alpha = args->alpha,
-                       .beta = args->beta};
+                       .beta = args->beta,
+                       .scale_a = args->scale_a,
+                       .scale_b = args->scale_b,
+                       .scale_d = args->scale_d,
+                       .amax_d = args->amax_d};
   if (st == GT_RT_HIT) {
     gt_err_clear();
     s = gt_rt_run_hit(ctx->rt, e, &ops, stream);

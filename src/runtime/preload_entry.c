@@ -216,7 +216,14 @@ GT_PRELOAD_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
                            .alpha = alpha,
                            .beta = beta,
                            .workspace = workspace,
-                           .ws_size = workspace ? workspaceSizeInBytes : 0};
+                           .ws_size = workspace ? workspaceSizeInBytes : 0,
+                           /* fp8: the application's own scale arrays, passed on as pointers
+                            * (device memory the tuned kernel reads when it runs, as cuBLASLt
+                            * would), and its amax output. */
+                           .scale_a = desc.scale_ptr[GT_LT_SCALE_A],
+                           .scale_b = desc.scale_ptr[GT_LT_SCALE_B],
+                           .scale_d = desc.scale_ptr[GT_LT_SCALE_D],
+                           .amax_d = (float *)desc.scale_ptr[GT_LT_AMAX_D]};
       if (gt_preload_call_try(&f.call, ks, &key, &mk, &ops))
         return gt_preload_leave(&f, CUBLAS_STATUS_SUCCESS);
     }

@@ -277,14 +277,16 @@ uint64_t gt_rt_key_hash(const gt_problem_t *k) {
   const int64_t f[] = {k->op,     k->a_type,   k->b_type,   k->c_type,  k->d_type, k->compute,
                        k->scale_type, k->transa, k->transb, k->m,       k->n,      k->k,
                        k->lda,    k->ldb,      k->ldc,      k->batch,   k->stride_a, k->stride_b,
-                       k->stride_c, k->epilogue, k->beta_zero, k->sm_count};
+                       k->stride_c, k->epilogue, k->beta_zero, k->sm_count,
+                       /* fp8: a rowwise call must never find a tensorwise entry */
+                       k->scale_a, k->scale_b, k->fast_accum, k->scale_d, k->amax_d};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) h = fnv(h, f[i]);
   for (const char *c = k->arch; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
   return h;
 }
 
 /* Field-by-field equality of every key field (what gt_problem_equal decides through text, without
- * formatting 46 strings on each call). */
+ * formatting 56 strings on each call). */
 static bool key_equal(const gt_problem_t *a, const gt_problem_t *b) {
   return a->op == b->op && a->a_type == b->a_type && a->b_type == b->b_type &&
          a->c_type == b->c_type && a->d_type == b->d_type && a->compute == b->compute &&
@@ -293,7 +295,8 @@ static bool key_equal(const gt_problem_t *a, const gt_problem_t *b) {
          a->ldc == b->ldc && a->batch == b->batch && a->stride_a == b->stride_a &&
          a->stride_b == b->stride_b && a->stride_c == b->stride_c && a->epilogue == b->epilogue &&
          a->beta_zero == b->beta_zero && a->sm_count == b->sm_count &&
-         strcmp(a->arch, b->arch) == 0;
+         a->scale_a == b->scale_a && a->scale_b == b->scale_b && a->fast_accum == b->fast_accum &&
+         a->scale_d == b->scale_d && a->amax_d == b->amax_d && strcmp(a->arch, b->arch) == 0;
 }
 
 uint64_t gt_rt_marked_hash(const gt_problem_t *k, const char *not_tunable) {
@@ -653,6 +656,13 @@ typedef struct default_path {
   char name[GT_NAME_MAX];
 } default_path_t;
 
+/* The entry point whose default path stands for key's calls: cublasGemmEx, except for fp8 keys,
+ * which only cublasLtMatmul takes (the application's own Lt call is their default). */
+static gt_entry_t default_entry(const gt_problem_t *key) {
+  return gt_dtype_is_fp8(key->a_type) || gt_dtype_is_fp8(key->b_type) ? GT_ENTRY_LTMATMUL
+                                                                       : GT_ENTRY_GEMMEX;
+}
+
 /* Prepare the default path for key into d. *later: not tried because a capture is under way and
  * the provider cannot prepare during it on this thread (not final). The message is in
  * gt_err_msg. Under rt->mu, in the guard. */
@@ -661,7 +671,7 @@ static gt_status_t default_prepare(gt_rt_t *rt, const gt_problem_t *key, bool ca
   *later = false;
   char absent[300];
   const gt_provider_t *prov =
-      gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, key, absent, sizeof absent);
+      gt_provider_baseline(GT_BACKEND_CUDA, default_entry(key), key, absent, sizeof absent);
   if (!prov) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", absent);
   if (capturing && !(prov->capture_safe && prov->capture_safe())) {
     *later = true;
@@ -732,7 +742,7 @@ void gt_rt_prime_default(gt_rt_t *rt) {
 
 const char *gt_rt_default_provider(const gt_rt_entry_t *e) {
   if (e->fb_prov) return e->fb_prov->name;
-  const gt_provider_t *p = gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_GEMMEX, &e->key, NULL, 0);
+  const gt_provider_t *p = gt_provider_baseline(GT_BACKEND_CUDA, default_entry(&e->key), &e->key, NULL, 0);
   return p ? p->name : "-";
 }
 

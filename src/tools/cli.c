@@ -37,7 +37,7 @@ double gt_cli_now(void) {
 enum {
   PO_LINEAR = 1000, PO_ROWMAJOR, PO_BLAS, PO_OPS, PO_KEY, PO_DTYPE, PO_ATYPE, PO_BTYPE, PO_CTYPE,
   PO_DTYPE_OUT, PO_COMPUTE, PO_SCALE, PO_BATCH, PO_BETA, PO_LDA, PO_LDB, PO_LDC, PO_EPI, PO_ARCH,
-  PO_SMS
+  PO_SMS, PO_SCALE_A, PO_SCALE_B, PO_FAST_ACCUM
 };
 
 void gt_cli_problem_init(gt_cli_problem_t *cp) {
@@ -158,6 +158,14 @@ int gt_cli_problem_opt(const char *cmd, gt_cli_problem_t *cp, int id, const char
         return -1;
       }
       return 1;
+    case PO_SCALE_A:
+    case PO_SCALE_B:
+      if (gt_scale_mode_parse(arg, id == PO_SCALE_A ? &p->scale_a : &p->scale_b) != GT_OK) {
+        gt_cli_usage_error(cmd, "%s", gt_err_msg());
+        return -1;
+      }
+      return 1;
+    case PO_FAST_ACCUM: p->fast_accum = true; return 1;
     case PO_EPI:
       if (gt_epilogue_parse(arg, &p->epilogue) != GT_OK) {
         gt_cli_usage_error(cmd, "%s", gt_err_msg());
@@ -265,6 +273,12 @@ static const shared_opt_t k_shared[] = {
     {GT_OPT_TYPES, {"scale-type", REQ, 0, PO_SCALE}, "  --scale-type T         alpha/beta type (default f32)\n"},
     {GT_OPT_TYPES, {"beta", REQ, 0, PO_BETA},
      "  --beta 0|1             0: C not read (default); 1: D = alpha*AB + beta*C\n"},
+    {GT_OPT_TYPES, {"scale-a", REQ, 0, PO_SCALE_A},
+     "  --scale-a/--scale-b M  fp8 scaling of A / B: none (default) tensor_f32 outer_f32\n"
+     "                         blk1x128_f32 blk128x128_f32\n"},
+    {GT_OPT_TYPES, {"scale-b", REQ, 0, PO_SCALE_B}, NULL},
+    {GT_OPT_TYPES, {"fast-accum", 0, 0, PO_FAST_ACCUM},
+     "  --fast-accum           fp8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM)\n"},
     {GT_OPT_TYPES, {"epilogue", REQ, 0, PO_EPI},
      "  --epilogue E           none bias relu bias_relu gelu bias_gelu\n"},
     {GT_OPT_LAYOUT, {"batch", REQ, 0, PO_BATCH}, "  --batch N              strided batch count (tight strides)\n"},

@@ -166,7 +166,7 @@ static void newer_entry_points(void) {
                                                   14, wlda, P(0xb0f0), 14, wldb, gbeta, P(0xc0f0),
                                                   14, wldc, 1, wsize, 68));
   /* readable cuBLASLt descriptors (fake_cublas.c), on the legacy stream: a bf16 TN call (a
-   * tunable key) and an fp8 one with scale pointers (keyed, marked) */
+   * tunable key) and an fp8 one with tensorwise scale pointers (a tunable fp8 key) */
   printf("rc=%d\n", cublasLtMatmul(P(0x2000), P(0x2e00), &alpha, P(0xa410), P(0x3e00), P(0xb410),
                                    P(0x3e01), &beta, P(0xc410), P(0x3e02), P(0xd410), P(0x3e03),
                                    P(0x2600), P(0xe410), 1 << 20, NULL));

@@ -9,8 +9,8 @@ if grep -q '^gemm,' "$TMP/db.csv" 2>/dev/null; then
   INST=gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8
   awk -F, -v OFS=, -v inst="$INST" '/^gemm,/ && !done { $24 = "kernels"; $25 = "-"; $26 = inst; done = 1 } { print }' \
     "$TMP/db.csv" >"$TMP/kdb.csv"
-  key=$(grep '^gemm,' "$TMP/kdb.csv" | grep "$INST" | cut -d, -f1-23)
-  hdr="calls,hits,decision,provider,instance,entry,$(grep '^op,' "$TMP/kdb.csv" | cut -d, -f1-23)"
+  key=$(grep '^gemm,' "$TMP/kdb.csv" | grep "$INST" | cut -d, -f1-23,44-48)
+  hdr="calls,hits,decision,provider,instance,entry,$(grep '^op,' "$TMP/kdb.csv" | cut -d, -f1-23,44-48)"
   printf '%s\n4,4,hit,kernels,%s,cublasGemmEx,%s\n' "$hdr" "$INST" "$key" >"$TMP/s-hit.csv"
   printf '#gemmtune-trace 1 status=ok pid=1 records=1204 dropped=0 total_ns=9000 reason=-\nname,calls,total_ns,min_ns,max_ns,stream_count,graph_launches\n%s,400,4000,10,10,1,396\ngt_sm90_splitk_reduce_bf16,400,1000,2,3,1,396\nelementwise,400,4000,7,8,1,396\n' \
     "$INST" >"$TMP/t-all.csv"

@@ -101,7 +101,7 @@ ran "client runs under gemmtune capture" $rc "$tmp/cap.err"
 check "capture mode leaves results unchanged" "same_results '$tmp/plain.out' '$tmp/cap.out' 0"
 check "capture file written" "[ -s '$tmp/shapes.csv' ]"
 header=$(grep -v '^#' "$tmp/shapes.csv" 2>/dev/null | head -n 1)
-want_header="calls,time_us,share,entry,workspace,not_tunable,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
+want_header="calls,time_us,share,entry,workspace,not_tunable,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,scale_a,scale_b,fast_accum,scale_d,amax_d"
 check "capture header is exact" "[ '$header' = '$want_header' ]"
 # distinct keys: every case but graph_seen (same key as gemmex_linear16) and graph_stream2 (same
 # key as gemmex_f32out); devptr's (pointer mode device) is marked not tunable

@@ -6,8 +6,9 @@
 # without logging, capture, or a bad GEMMTUNE_DB); a bad DB path costs one warning line; the exit
 # table counts every call. With GEMMTUNE_TEST_DEVICE (calls keyed as if from an sm_90 device when
 # there is none), capture lists every key: tunable ones (the S/H strided forms, a _64 call as its
-# 32-bit twin, a readable cuBLASLt call) and the ones marked not tunable with the reason
-# (pointer-array and grouped batches, FP8 scaling, sizes beyond an int, an explicit algorithm);
+# 32-bit twin, a readable cuBLASLt call, an fp8 one with its tensorwise scales) and the ones
+# marked not tunable with the reason (pointer-array and grouped batches, sizes beyond an int, an
+# explicit algorithm);
 # keys are decided although the stand-in's stream counts as capturing (a miss, a row that cannot
 # run here), never left waiting. An entry point the application's cuBLAS lacks, found through
 # dlsym, fails its call with one message and the process runs on. Runs without a GPU and with
@@ -115,15 +116,15 @@ GEMMTUNE_STATS="$tmp/stats.%p.csv" LD_PRELOAD="$SHIM" "$tmp/client" >"$tmp/stats
 check "stats: exit 0, arguments forwarded unchanged" "[ \$? -eq 0 ] && cmp -s '$tmp/plain.out' '$tmp/stats.out'"
 stats=$(ls "$tmp"/stats.[0-9]*.csv 2>/dev/null | head -n 1)
 check "stats: one file, named with the process id" "[ -n '$stats' ] && [ \$(ls '$tmp'/stats.*.csv | wc -l) -eq 1 ]"
-want_stats="calls,hits,decision,provider,instance,entry,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count"
+want_stats="calls,hits,decision,provider,instance,entry,op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,scale_a,scale_b,fast_accum,scale_d,amax_d"
 check "stats: header is exact" "[ \"\$(head -n 1 '$stats')\" = '$want_stats' ]"
 check "stats: every call is in a row, a grouped call's once per group ($ncalls + 2)" \
   "awk -F, 'NR > 1 { c += \$1 } END { exit c != $ncalls + 2 }' '$stats'"
 check "stats: decisions are hit/miss/pass/notused/deferred, no hits" \
   "awk -F, 'NR > 1 && (\$3 !~ /^(hit|miss|pass|notused|deferred)\$/ || \$2 != 0) { bad = 1 } END { exit bad }' '$stats'"
-check "stats: 29 columns in every row" "awk -F, 'NF != 29 { bad = 1 } END { exit bad }' '$stats'"
+check "stats: 34 columns in every row" "awk -F, 'NF != 34 { bad = 1 } END { exit bad }' '$stats'"
 check "stats: the cuBLASLt calls are one keyless pass row" \
-  "grep -q '^2,0,pass,-,-,cublasLtMatmul,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-\$' '$stats'"
+  "grep -q '^2,0,pass,-,-,cublasLtMatmul,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-\$' '$stats'"
 # two processes of one workload writing one path: the second adds its counts to the first's
 for _ in 1 2; do
   GEMMTUNE_STATS="$tmp/shared_stats.csv" LD_PRELOAD="$SHIM" "$tmp/client" >/dev/null 2>>"$tmp/shared.err"
@@ -144,8 +145,8 @@ rows=$(grep -v '^#' "$tmp/keys.csv" 2>/dev/null | tail -n +2)
 row() { grep -E "^$1" <<<"$rows" >/dev/null; } # calls,time,share,entry,workspace,not_tunable,KEY...
 T=0,[0-9.]+,[0-9.]+ # calls (given), time and share
 DEV='[^,]+,[^,]+'   # arch and sm_count: sm_90,132 from the test device, or this host's GPU
-check "19 keys captured (11 tunable, 8 not tunable)" \
-  "[ \$(wc -l <<<\"\$rows\") -eq 19 ] && [ \$(grep -c ',gemmex,0,-,\|,ltmatmul,[0-9]*,-,' <<<\"\$rows\") -eq 11 ]"
+check "19 keys captured (12 tunable, 7 not tunable)" \
+  "[ \$(wc -l <<<\"\$rows\") -eq 19 ] && [ \$(grep -c ',gemmex,0,-,\|,ltmatmul,[0-9]*,-,' <<<\"\$rows\") -eq 12 ]"
 check "the _64 twin is the same key as cublasGemmEx (4 calls, tunable)" \
   "row '4,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,0,0,0,none,1,$DEV'"
 check "cublasSgemmStridedBatched is a tunable strided key" \
@@ -164,8 +165,8 @@ check "cublasGemmBatchedEx_64: marked too" "row '2,[0-9.]+,[0-9.]+,gemmex,0,poin
 check "cublasGemmGroupedBatchedEx: one marked row per group, with its own beta" \
   "row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,64,8,128,64,128,64,3,[0-9]+,[0-9]+,[0-9]+,none,1,' && row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,128,16,256,256,256,128,2,[0-9]+,[0-9]+,[0-9]+,none,0,'"
 check "cublasGemmGroupedBatchedEx_64: its group marked" "row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,48,4,96,'"
-check "the fp8 cuBLASLt call: marked FP8 scaling, keyed with its fp8 types" \
-  "row '2,[0-9.]+,[0-9.]+,ltmatmul,1048576,FP8/block scaling or amax pointers are set,gemm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,256,16,512,'"
+check "the fp8 cuBLASLt call: a tunable key with its fp8 types and tensorwise A/B scales" \
+  "row '2,[0-9.]+,[0-9.]+,ltmatmul,1048576,-,gemm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,256,16,512,512,512,256,1,0,0,0,none,1,$DEV,tensor_f32,tensor_f32,0,0,0\$'"
 check "an explicit algorithm: marked" "row '2,[0-9.]+,[0-9.]+,gemmex,0,non-default algo 5,gemm,f32,'"
 check "a _64 call beyond an int: marked, keyed with its size" "row '2,[0-9.]+,[0-9.]+,gemmex,0,64-bit sizes beyond int[^,]*,gemm,f32,f32,f32,f32,f32,f32,N,N,3000000000,2,2,'"
 check "capture log: tunable keys decided (miss), none left waiting under the simulated capture" \
@@ -176,12 +177,12 @@ check "exit table: marked keys are 'untunable' rows with their reason" \
   "grep -Eq '^gemmtune: +[0-9]+ +2 +0  untunable cublasGemmGroupedBatchedEx .*: grouped batch' '$tmp/keys.err'"
 check "exit table: every call counted" "grep -q '^gemmtune: total: $ncalls calls, 0 served' '$tmp/keys.err'"
 "$GEMMTUNE" shapes --cpu "$tmp/keys.csv" >"$tmp/keys.shapes" 2>&1
-check "gemmtune shapes reads the capture and lists the 8 marked rows" \
-  "grep -q '8 of 19 rows are not tunable' '$tmp/keys.shapes'"
+check "gemmtune shapes reads the capture and lists the 7 marked rows" \
+  "grep -q '7 of 19 rows are not tunable' '$tmp/keys.shapes'"
 
 # A row for the cublasGemmEx key whose provider cannot run on a GPU: decided (not used, said
 # always) although every call of the stand-in counts as made under capture.
-dev=$(grep -E ',gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,' <<<"$rows" | awk -F, '{ print $(NF-1) "," $NF }')
+dev=$(grep -E ',gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,' <<<"$rows" | awk -F, '{ print $28 "," $29 }')
 {
   echo '#gemmtune-db 1'
   echo 'op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline'

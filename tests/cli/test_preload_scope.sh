@@ -3,14 +3,16 @@
 # GT_CLIENT_CASES=scope: cublasGemmBatchedEx and its _64 twin, one batch captured in a graph;
 # cublasGemmGroupedBatchedEx with two groups; torch-like bmm through cublasGemmStridedBatchedEx,
 # one first called in capture; cublasSgemmStridedBatched, cublasHgemmStridedBatched; _64 calls,
-# one of them in capture; an fp8 cublasLtMatmul with A/B scale pointers):
+# one of them in capture; an fp8 cublasLtMatmul with tensorwise A/B scale pointers):
 #   1. without the shim: reference checksums
 #   2. gemmtune capture: results unchanged; a row per key, the tunable ones plain, the others
-#      marked not tunable with the reason (pointer-array and grouped batches, FP8 scaling)
+#      marked not tunable with the reason (pointer-array and grouped batches); the fp8 call a
+#      tunable key with its scaling (tensor_f32 for A and B)
 #   3. a DB naming a runnable candidate for every tunable key (gt_fixture_db skips marked rows)
 #   4. with the DB: results within tolerance of cuBLAS's direct calls; every tunable key hit on
 #      every call (the S/H strided forms, the _64 calls, the bmm and _64 calls first made in
-#      capture); the marked keys passed through with their key, never served
+#      capture, the fp8 call with the application's own scale pointers); the marked keys passed
+#      through with their key, never served
 # Usage: bash test_preload_scope.sh /path/to/gemmtune SRCDIR. Exits 77 (skipped) without a GPU.
 set -u
 GEMMTUNE=${1:?usage: test_preload_scope.sh /path/to/gemmtune SRCDIR}
@@ -80,17 +82,17 @@ check "client runs under gemmtune capture" "[ $? -eq 0 ]"
 check "capture leaves results unchanged" "same_results '$tmp/plain.out' '$tmp/cap.out' 0"
 rows=$(grep -v '^#' "$tmp/shapes.csv" 2>/dev/null | tail -n +2)
 row() { grep -Eq "^$1" <<<"$rows"; }
-# 12 cases, bmm and batched keys distinct, the grouped call two groups: 13 rows, 5 marked
+# 12 cases, bmm and batched keys distinct, the grouped call two groups: 13 rows, 4 marked
 check "a row per key (13)" "[ \$(grep -c . <<<\"\$rows\") -eq 13 ]"
-check "5 of them marked not tunable" "[ \$(grep -vc '^[0-9]*,[0-9.]*,[0-9.]*,[a-z]*,[0-9]*,-,' <<<\"\$rows\") -eq 5 ]"
+check "4 of them marked not tunable" "[ \$(grep -vc '^[0-9]*,[0-9.]*,[0-9.]*,[a-z]*,[0-9]*,-,' <<<\"\$rows\") -eq 4 ]"
 check "cublasGemmBatchedEx: marked pointer-array batch" \
   "row '2,[0-9.]+,[0-9.]+,gemmex,0,pointer-array batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,256,32,512,512,512,256,4,'"
 check "the batch captured in a graph: marked, counted" \
   "row '1,[0-9.]+,[0-9.]+,gemmex,0,pointer-array batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,128,16,256,'"
 check "cublasGemmGroupedBatchedEx: a marked row per group" \
   "row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,128,16,64,128,64,128,2,' && row '2,[0-9.]+,[0-9.]+,gemmex,0,grouped batch[^,]*,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,64,16,64,64,64,64,1,'"
-check "the fp8 cuBLASLt call: marked FP8 scaling" \
-  "row '2,[0-9.]+,[0-9.]+,ltmatmul,[0-9]+,FP8/block scaling or amax pointers are set,gemm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,256,16,512,'"
+check "the fp8 cuBLASLt call: a tunable key with tensorwise A and B scales" \
+  "row '2,[0-9.]+,[0-9.]+,ltmatmul,[0-9]+,-,gemm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,256,16,512,.*,tensor_f32,tensor_f32,0,0,0\$'"
 check "torch-like bmm: a tunable strided key" \
   "row '2,[0-9.]+,[0-9.]+,gemmex,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,N,N,128,64,256,128,256,128,8,32768,16384,8192,'"
 check "the S/H strided forms and the _64 calls: tunable keys" \
@@ -101,7 +103,9 @@ check "the marked calls are timed too (GPU time > 0 on an eagerly called marked 
 # 3. fixture DB: marked rows skipped
 "$FIXTURE" "$tmp/shapes.csv" "$tmp/db.csv" >"$tmp/fixture.out" 2>&1
 check "fixture DB written" "[ $? -eq 0 ] && [ -s '$tmp/db.csv' ]"
-check "the fixture skipped the 5 marked rows" "[ \$(grep -c '^skip .*not tunable' '$tmp/fixture.out') -eq 5 ]"
+check "the fixture skipped the 4 marked rows" "[ \$(grep -c '^skip .*not tunable' '$tmp/fixture.out') -eq 4 ]"
+check "the fixture names a cuBLASLt configuration for the fp8 key" \
+  "grep -q '^row cublaslt .*a_type=f8e4m3fn,.*scale_a=tensor_f32,scale_b=tensor_f32' '$tmp/fixture.out'"
 nrows=$(grep -c '^row ' "$tmp/fixture.out")
 
 # 4. with the DB
@@ -118,6 +122,8 @@ check "stats: the _64 call captured in a graph hit (cublasGemmEx_64)" \
 check "stats: cublasSgemmStridedBatched and cublasHgemmStridedBatched hit" \
   "grep -q ',hit,[a-z]*,[a-z0-9_]*,cublasSgemmStridedBatched,' '$tmp/stats.csv' && grep -q ',hit,[a-z]*,[a-z0-9_]*,cublasHgemmStridedBatched,' '$tmp/stats.csv'"
 check "stats: the marked keys are pass rows with their keys, never served" \
-  "[ \$(awk -F, 'NR > 1 && \$3 == \"pass\" && \$7 != \"-\" && \$2 == 0' '$tmp/stats.csv' | wc -l) -eq 5 ]"
+  "[ \$(awk -F, 'NR > 1 && \$3 == \"pass\" && \$7 != \"-\" && \$2 == 0' '$tmp/stats.csv' | wc -l) -eq 4 ]"
+check "stats: the fp8 call served on every call through cublasLtMatmul" \
+  "grep -Eq '^2,2,hit,cublaslt,[^,]+,cublasLtMatmul,gemm,f8e4m3fn,f8e4m3fn,bf16,bf16,.*,tensor_f32,tensor_f32,0,0,0\$' '$tmp/stats.csv'"
 check "no crash or abort messages" "! grep -qiE 'segmentation|abort|core dumped|invalidated' '$tmp/hit.err'"
 finish

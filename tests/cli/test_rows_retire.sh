@@ -28,7 +28,7 @@ expect_grep "the shape's note says why" "retired: (the baseline is now within [0
 expect_grep "the summary counts it" 'Summary: 1 shapes tuned .*1 unchanged, 0 failed, 1 rows retired'
 expect_grep "and lists it by key" "^  retired: op=gemm,.*,m=256,n=16,k=256,.*: (the baseline is now within|cpu/$inst lost the quick pass)"
 grep -q '^gemm,' "$db" && bad "the row is still in the DB" "$(cat "$db")" || ok "the row is gone from the DB"
-[ "$(head -1 "$db")" = '#gemmtune-db 2' ] && ok "the DB is still a valid file" || bad "DB" "$(cat "$db")"
+[ "$(head -1 "$db")" = '#gemmtune-db 3' ] && ok "the DB is still a valid file" || bad "DB" "$(cat "$db")"
 [ -z "$(ls "$TMP" | grep -E 'journal|\.tmp')" ] && ok "no journal or temp file left" || bad "leftovers" "$(ls "$TMP")"
 expect_exit 1 "the key now misses in the retired DB" "$GT" explain "$db" --cpu --linear 16,256,256
 expect_grep "explain reads it" '^MISS '

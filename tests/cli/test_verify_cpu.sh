@@ -77,9 +77,9 @@ if [ "$have_row" = 1 ]; then
   INST=gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8
   awk -F, -v OFS=, -v inst="$INST" '/^gemm,/ { $24 = "kernels"; $25 = "-"; $26 = inst } { print }' \
     "$TMP/db.csv" >"$TMP/kdb.csv"
-  key=$(grep '^gemm,' "$TMP/kdb.csv" | head -1 | cut -d, -f1-23)
+  key=$(grep '^gemm,' "$TMP/kdb.csv" | head -1 | cut -d, -f1-23,44-48)
   otherkey=$(echo "$key" | awk -F, -v OFS=, '{ $23 = 7; print }')
-  stats_hdr="calls,hits,decision,provider,instance,entry,$(grep '^op,' "$TMP/kdb.csv" | cut -d, -f1-23)"
+  stats_hdr="calls,hits,decision,provider,instance,entry,$(grep '^op,' "$TMP/kdb.csv" | cut -d, -f1-23,44-48)"
   printf '%s\n4,4,hit,kernels,%s,cublasGemmEx,%s\n' "$stats_hdr" "$INST" "$key" >"$TMP/s-hit.csv"
   printf '%s\n4,0,miss,-,-,cublasGemmEx,%s\n' "$stats_hdr" "$otherkey" >"$TMP/s-other.csv"
   printf '#gemmtune-trace 1 status=ok pid=1 records=1204 dropped=0 total_ns=9000 reason=-\n%s\n%s,400,4000,10,10,1,396\ngt_sm90_splitk_reduce_bf16,400,1000,2,3,1,396\nnvjet_sm90_tst_other,4,1000,250,250,1,0\nelementwise,400,3000,7,8,1,396\n' \

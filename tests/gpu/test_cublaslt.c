@@ -3,6 +3,13 @@
  * enumeration of a decode shape lists thousands of configurations, each excluded one with a
  * reason; every active one is named by its configuration, and its name rebuilds the same
  * candidate through from_name; a spread of the exhaustive candidates passes the gate too.
+ * fp8 keys (e4m3 x e4m3 to bf16 tensorwise with and without fast accumulation and a bias, rowwise
+ * outer-vector scales, the e4m3 x e5m2 mixes, an fp8 D with its scale and amax, and blockwise
+ * scales where this cuBLASLt offers them on the device): the application's own Lt call and the
+ * heuristic configurations pass the gate against the fp64 reference of the dequantized operands,
+ * reading the scale arrays the harness gives at run time; a planted zero in the B scales (the
+ * same candidate, prepared once, run on other factors) changes the result, so the factors are
+ * read when the kernel runs, not when it was prepared.
  * Skipped (77) without a GPU. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,11 +17,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
+
+#include "core/gt_dtype.h"
 
 #include "gt_testutil.h"
 #include "harness/gt_harness.h"
@@ -133,6 +143,138 @@ static void test_heuristic_candidates_pass_gate(void **state) {
     gt_cand_list_free(&list);
   }
   assert_int_equal(failed, 0);
+}
+
+/* ---- fp8 ---------------------------------------------------------------------------------- */
+
+typedef struct fp8_case {
+  const char *what;
+  gt_dtype_t a, b, d;
+  gt_scale_mode_t sa, sb;
+  bool fast, scale_d, amax;
+  gt_epilogue_t epi;
+  int64_t tokens, out, in;
+  bool optional; /* blockwise: listed as skipped where this cuBLASLt has no sm_90 kernel */
+} fp8_case_t;
+
+static const fp8_case_t k_fp8[] = {
+    {"e4m3 tensorwise decode 16x4096x4096", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, GT_EPI_NONE, 16, 4096, 4096, 0},
+    {"e4m3 tensorwise prefill 512x1024x2048", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, GT_EPI_NONE, 512, 1024, 2048, 0},
+    {"e4m3 tensorwise fast accum", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 1, 0, 0, GT_EPI_NONE, 16, 4096, 4096, 0},
+    {"e4m3 tensorwise bias", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, GT_EPI_BIAS, 16, 4096, 4096, 0},
+    {"e4m3 rowwise (outer vectors) decode", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_OUTER, GT_SCALE_OUTER, 0, 0, 0, GT_EPI_NONE, 16, 4096, 4096, 0},
+    {"e4m3 rowwise bias prefill", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_OUTER, GT_SCALE_OUTER, 0, 0, 0, GT_EPI_BIAS, 256, 4096, 4096, 0},
+    {"e4m3 x e5m2 tensorwise", GT_DT_F8E4M3FN, GT_DT_F8E5M2, GT_DT_BF16, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, GT_EPI_NONE, 32, 2048, 2048, 0},
+    {"e5m2 x e4m3 tensorwise f32 out", GT_DT_F8E5M2, GT_DT_F8E4M3FN, GT_DT_F32, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 0, 0, GT_EPI_NONE, 32, 2048, 2048, 0},
+    {"e4m3 fp8 D with scale and amax", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 0, 1, 1, GT_EPI_NONE, 16, 4096, 4096, 0},
+    {"e4m3 blockwise 128x128 W, 1x128 x", GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, GT_SCALE_BLK128X128, GT_SCALE_BLK1X128, 0, 0, 0, GT_EPI_NONE, 128, 4096, 4096, 1},
+};
+
+static void make_fp8(const fp8_case_t *c, gt_problem_t *p) {
+  gt_problem_init(p);
+  p->a_type = c->a, p->b_type = c->b;
+  p->c_type = p->d_type = c->d;
+  p->scale_a = c->sa, p->scale_b = c->sb;
+  p->fast_accum = c->fast, p->scale_d = c->scale_d, p->amax_d = c->amax;
+  p->epilogue = c->epi;
+  gt_problem_set_linear(p, c->tokens, c->out, c->in);
+  snprintf(p->arch, sizeof p->arch, "%s", g_dev.arch);
+  p->sm_count = g_dev.sm_count;
+}
+
+static void test_fp8_candidates_pass_gate(void **state) {
+  (void)state;
+  int failed = 0;
+  for (size_t i = 0; i < NELEM(k_fp8); i++) {
+    const fp8_case_t *c = &k_fp8[i];
+    gt_problem_t p;
+    make_fp8(c, &p);
+    assert_int_equal(gt_problem_validate(&p), GT_OK);
+    assert_ptr_equal(gt_provider_baseline(GT_BACKEND_CUDA, GT_ENTRY_DEFAULT, &p, NULL, 0), P);
+    gt_enum_opts_t eo = {.max_candidates = 8, .entry = GT_ENTRY_LTMATMUL};
+    gt_cand_list_t list = {0};
+    if (P->enumerate(&p, &eo, &list) != GT_OK) fail_msg("%s: enumerate: %s", c->what, gt_err_msg());
+    size_t active = gt_cand_list_count_active(&list);
+    if (active == 0) {
+      printf("# %-40s no candidate%s: %s\n", c->what, c->optional ? " (skipped)" : "",
+             list.n ? list.v[0].reason : "");
+      if (!c->optional) failed++;
+      gt_cand_list_free(&list);
+      continue;
+    }
+    gt_measure_opts_t o;
+    gt_measure_opts_init(&o);
+    struct gt_bench *b = NULL;
+    if (H->open(&p, &o, &b) != GT_OK) fail_msg("%s: open: %s", c->what, gt_err_msg());
+    int passed = 0;
+    bool base = false;
+    for (size_t j = 0; j < list.n; j++) {
+      if (list.v[j].excluded) continue;
+      base = base || list.v[j].is_baseline;
+      if (gates(b, &list.v[j], c->what)) passed++;
+      else failed++;
+    }
+    printf("# %-40s %zu listed, %zu active, %d passed the gate\n", c->what, list.n, active, passed);
+    if (!base) {
+      printf("#   no baseline (the application's own call)\n");
+      failed++;
+    }
+    H->close(b);
+    gt_cand_list_free(&list);
+  }
+  assert_int_equal(failed, 0);
+}
+
+/* The scales are read when the kernel runs: one prepared candidate run with two different B
+ * factor arrays gives two different answers, the second the first times the ratio. */
+static void test_fp8_scales_read_at_run_time(void **state) {
+  (void)state;
+  gt_problem_t p;
+  make_fp8(&k_fp8[0], &p);
+  gt_enum_opts_t eo = {.max_candidates = 1, .entry = GT_ENTRY_LTMATMUL};
+  gt_cand_list_t list = {0};
+  assert_int_equal(P->enumerate(&p, &eo, &list), GT_OK);
+  const gt_candidate_t *c = NULL;
+  for (size_t j = 0; j < list.n && !c; j++)
+    if (!list.v[j].excluded) c = &list.v[j];
+  assert_non_null(c);
+  void *st = NULL;
+  size_t ws = 0;
+  assert_int_equal(P->prepare(c, &p, &st, &ws), GT_OK);
+  const size_t na = gt_problem_operand_elems(&p, 'A'), nb = gt_problem_operand_elems(&p, 'B'),
+               nd = (size_t)(p.m * p.n);
+  unsigned char *hA = malloc(na), *hB = malloc(nb);
+  for (size_t i = 0; i < na; i++) hA[i] = (unsigned char)(0x30 + i % 7); /* small positive e4m3 */
+  for (size_t i = 0; i < nb; i++) hB[i] = (unsigned char)(0x30 + i % 5);
+  void *A, *B, *D, *W = NULL;
+  float *S;
+  assert_int_equal(cudaMalloc(&A, na), cudaSuccess);
+  assert_int_equal(cudaMalloc(&B, nb), cudaSuccess);
+  assert_int_equal(cudaMalloc(&D, nd * 2), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&S, 3 * sizeof(float)), cudaSuccess);
+  if (ws) assert_int_equal(cudaMalloc(&W, ws), cudaSuccess);
+  const float sc[3] = {0.5f, 1.0f, 3.0f}; /* scale_a, scale_b (first run), scale_b (second) */
+  cudaMemcpy(A, hA, na, cudaMemcpyHostToDevice);
+  cudaMemcpy(B, hB, nb, cudaMemcpyHostToDevice);
+  cudaMemcpy(S, sc, sizeof sc, cudaMemcpyHostToDevice);
+  float alpha = 1.0f, beta = 0.0f;
+  gt_operands_t ops = {.A = A, .B = B, .C = D, .D = D, .alpha = &alpha, .beta = &beta,
+                       .workspace = W, .ws_size = ws, .scale_a = S, .scale_b = S + 1};
+  uint16_t d0 = 0, d1 = 0;
+  assert_int_equal(P->run(st, &ops, NULL), GT_OK);
+  cudaMemcpy(&d0, D, 2, cudaMemcpyDeviceToHost);
+  /* same arrays, new value: what a graph replay after the application rewrote its scale sees */
+  cudaMemcpy(S + 1, &sc[2], sizeof(float), cudaMemcpyHostToDevice);
+  assert_int_equal(P->run(st, &ops, NULL), GT_OK);
+  cudaMemcpy(&d1, D, 2, cudaMemcpyDeviceToHost);
+  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+  const double v0 = gt_bf16_to_f32(d0), v1 = gt_bf16_to_f32(d1);
+  printf("# D[0] with scale_b 1: %g, with scale_b 3: %g\n", v0, v1);
+  assert_true(v0 > 0 && fabs(v1 / v0 - 3.0) < 0.02);
+  P->release(st);
+  cudaFree(A), cudaFree(B), cudaFree(D), cudaFree(S), cudaFree(W);
+  free(hA), free(hB);
+  gt_cand_list_free(&list);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -319,6 +461,8 @@ int main(void) {
       cmocka_unit_test(test_exhaustive_decode_space),
       cmocka_unit_test(test_from_name_rejects_foreign_and_inapplicable),
       cmocka_unit_test(test_application_call_is_the_lt_baseline),
+      cmocka_unit_test(test_fp8_candidates_pass_gate),
+      cmocka_unit_test(test_fp8_scales_read_at_run_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,10 @@ struct gt_bench {
   dev_set_t *sets;
   dev_set_t gate;
   void *bias_buf, *gate_bias;
+  /* fp8 scale factors in device memory (NULL where the key has none): scale_a, scale_b,
+   * scale_d, amax_d; the timed sets share one group, the gate draws fresh factors. The kernel
+   * reads them when it runs, as cuBLASLt reads an application's. */
+  float *scale[4], *gate_scale[4];
   double *ref;
   gt_cuk_acc_t *acc;
   unsigned char poison[8];
@@ -197,6 +201,11 @@ static gt_operands_t operands(const struct gt_bench *b, const dev_set_t *s, cons
   o.bias = bias;
   o.alpha = &b->alpha_buf;
   o.beta = &b->beta_buf;
+  float *const *sc = s == &b->gate ? b->gate_scale : b->scale;
+  o.scale_a = sc[0];
+  o.scale_b = sc[1];
+  o.scale_d = sc[2];
+  o.amax_d = sc[3];
   if (l) {
     o.workspace = l->ws;
     o.ws_size = l->ws_size;
@@ -228,6 +237,8 @@ static gt_cuk_gemm_t cuk_gemm(const struct gt_bench *b) {
   g.stride_a = p->stride_a, g.stride_b = p->stride_b, g.stride_c = p->stride_c;
   g.alpha = b->alpha;
   g.beta = p->beta_zero ? 0.0 : b->beta;
+  g.scale_a = p->scale_a, g.scale_b = p->scale_b;
+  g.sa = b->gate_scale[0], g.sb = b->gate_scale[1], g.sd = b->gate_scale[2];
   return g;
 }
 
@@ -315,6 +326,8 @@ static gt_status_t cuda_describe(int device, gt_device_info_t *out) {
 
 static void cuda_close(struct gt_bench *b);
 
+static gt_status_t scales_alloc(struct gt_bench *b, uint64_t seed);
+
 static gt_status_t cuda_open(const gt_problem_t *p, const gt_measure_opts_t *o,
                              struct gt_bench **out) {
   *out = NULL;
@@ -400,6 +413,10 @@ static gt_status_t cuda_open(const gt_problem_t *p, const gt_measure_opts_t *o,
     return s;
   }
   uint64_t seed = mix64(b->o.seed);
+  if ((s = scales_alloc(b, seed)) != GT_OK) {
+    cuda_close(b);
+    return s;
+  }
   for (int i = 0; i < b->nsets; i++) {
     dev_set_t *st = &b->sets[i];
     if ((s = set_alloc(b, st, separate_c)) != GT_OK ||
@@ -428,6 +445,8 @@ static gt_status_t cuda_open(const gt_problem_t *p, const gt_measure_opts_t *o,
 
 static void cuda_close(struct gt_bench *b) {
   if (!b) return;
+  if (!gt_cuda_context_broken())
+    for (int i = 0; i < 4; i++) cudaFree(b->scale[i]), cudaFree(b->gate_scale[i]);
   bool live = !gt_cuda_context_broken();
   if (live && b->stream) cudaStreamSynchronize(b->stream);
   if (b->sets)
@@ -544,6 +563,53 @@ static gt_status_t copy_acc(struct gt_bench *b, gt_cuk_acc_t *host) {
   return GT_OK;
 }
 
+/* Which of the four scale arrays (scale_a, scale_b, scale_d, amax_d) gt_harness_scale_elems
+ * sizes. */
+static const char k_scale_which[4] = {'A', 'B', 'D', 'X'};
+
+/* Fresh factors into the device array dst (n of them) from the generator state *rng. */
+static gt_status_t scales_fill(struct gt_bench *b, float *dst, size_t n, uint64_t *rng) {
+  float *h = malloc(n * sizeof *h);
+  if (!h) return gt_err_set(GT_ERR_NOMEM, "CUDA harness: no host memory for the fp8 scales");
+  gt_harness_fill_scales(h, n, rng);
+  cudaError_t e = cudaMemcpyAsync(dst, h, n * sizeof *h, cudaMemcpyHostToDevice, b->stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
+  free(h);
+  return e == cudaSuccess ? GT_OK : gt_cuda_err(e, "copying the fp8 scales", __FILE__, __LINE__);
+}
+
+/* The fp8 scale arrays of an fp8 key (none otherwise). */
+static gt_status_t scales_alloc(struct gt_bench *b, uint64_t seed) {
+  gt_status_t s;
+  uint64_t rng = seed ^ 0x5CA1EF0Bull;
+  for (int i = 0; i < 4; i++) {
+    size_t n = gt_harness_scale_elems(&b->p, k_scale_which[i]);
+    if (!n) continue;
+    if ((s = dev_alloc((void **)&b->scale[i], n * sizeof(float), "fp8 scales")) != GT_OK ||
+        (s = dev_alloc((void **)&b->gate_scale[i], n * sizeof(float), "fp8 scales")) != GT_OK ||
+        (s = scales_fill(b, b->scale[i], n, &rng)) != GT_OK)
+      return s;
+  }
+  return GT_OK;
+}
+
+/* The amax output of an fp8 key: max|D| before D's scale, as cuBLASLt writes it, within the
+ * bound D's elements are gated at (the host harness's rule). acc holds the reference's max. */
+static gt_status_t gate_amax(struct gt_bench *b, const gt_cuk_acc_t *acc, gt_gate_t *out) {
+  float got = 0.0f, sd = 1.0f;
+  GT_CUDA_CHECK(cudaMemcpy(&got, b->gate_scale[3], sizeof got, cudaMemcpyDeviceToHost));
+  if (b->p.scale_d) GT_CUDA_CHECK(cudaMemcpy(&sd, b->gate_scale[2], sizeof sd, cudaMemcpyDeviceToHost));
+  double mx;
+  memcpy(&mx, &acc->absmax_bits, sizeof mx);
+  const double want = mx / (double)sd, tol = gt_harness_amax_tol(&b->p) * want + 1e-30;
+  if (!(fabs((double)got - want) <= tol)) {
+    out->passed = false;
+    snprintf(out->why, sizeof out->why, "amax_d %.6g, expected %.6g (max|D| before its scale)",
+             (double)got, want);
+  }
+  return GT_OK;
+}
+
 static gt_status_t cuda_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t *out) {
   const gt_problem_t *p = &b->p;
   memset(out, 0, sizeof *out);
@@ -560,6 +626,13 @@ static gt_status_t cuda_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t 
       (b->gate.C && (s = fill(b, b->gate.C, p->c_type, b->c_elems, mix64(seed + 3))) != GT_OK) ||
       (b->bias && (s = fill(b, b->gate_bias, bias_t, (size_t)p->m, mix64(seed + 4))) != GT_OK))
     return s;
+  uint64_t srng = mix64(seed + 5);
+  for (int i = 0; i < 3; i++) /* amax_d (3) is an output */
+    if (b->gate_scale[i] &&
+        (s = scales_fill(b, b->gate_scale[i], gt_harness_scale_elems(p, k_scale_which[i]), &srng)) != GT_OK)
+      return s;
+  /* The amax output poisoned (all-ones bits: a NaN), so one the candidate never wrote fails. */
+  if (b->gate_scale[3]) GT_CUDA_CHECK(cudaMemsetAsync(b->gate_scale[3], 0xFF, sizeof(float), b->stream));
   const size_t d_bytes = b->c_elems * gt_dtype_size(p->d_type);
   bool poisoned = !b->inplace;
   if (poisoned)
@@ -602,6 +675,7 @@ static gt_status_t cuda_gate(struct gt_bench *b, struct gt_loaded *l, gt_gate_t 
   a.unwritten = (int64_t)acc.unwritten;
   a.checked = (int64_t)acc.checked;
   gt_metric_acc_finish(&a, p, out);
+  if (out->passed && p->amax_d && (s = gate_amax(b, &acc, out)) != GT_OK) return s;
   if (!out->passed) return gt_err_set(GT_ERR_GATE, "%s: %s", l->c.name, out->why);
   return GT_OK;
 }

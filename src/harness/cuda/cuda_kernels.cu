@@ -139,6 +139,22 @@ __device__ __forceinline__ double output_value(int t, double v) {
   }
 }
 
+// The factor of a scale of mode md covering element (i, kk) of op(A) (a) or (kk, i) of op(B),
+// i.e. gt_scale_mode_index on the device (the layouts gt_dtype.h states).
+__device__ __forceinline__ int64_t scale_index(int md, bool a, int64_t m, int64_t n, int64_t k,
+                                               int64_t i, int64_t kk) {
+  const int64_t kb = kk / GT_SCALE_BLOCK, nkb = (k + GT_SCALE_BLOCK - 1) / GT_SCALE_BLOCK;
+  switch (md) {
+    case GT_SCALE_TENSOR: return 0;
+    case GT_SCALE_OUTER: return i;
+    case GT_SCALE_BLK1X128: return a ? i + kb * m : kb + i * nkb;
+    case GT_SCALE_BLK128X128:
+      return a ? i / GT_SCALE_BLOCK + kb * ((m + GT_SCALE_BLOCK - 1) / GT_SCALE_BLOCK)
+               : kb + (i / GT_SCALE_BLOCK) * nkb;
+    default: (void)n; return -1;
+  }
+}
+
 // 256 threads compute a 64x64 output tile, 4x4 per thread, K in steps of 16 through shared
 // memory, accumulating in fp64. Tiles of A and B are loaded along their contiguous dimension.
 __global__ void __launch_bounds__(256) reference_kernel(gt_cuk_gemm_t g, const void *A,
@@ -171,9 +187,11 @@ __global__ void __launch_bounds__(256) reference_kernel(gt_cuk_gemm_t g, const v
           else kk = e % kKT, ii = e / kKT;
           int64_t gi = i0 + ii, gk = k0 + kk;
           double v = 0.0;
-          if (gi < g.m && gk < g.k)
+          if (gi < g.m && gk < g.k) {
             v = ld_elem(A, g.a_type,
                         aoff + (size_t)(g.transa == GT_TRANS_N ? gi + gk * g.lda : gk + gi * g.lda));
+            if (g.sa) v *= (double)g.sa[scale_index(g.scale_a, true, g.m, g.n, g.k, gi, gk)];
+          }
           As[kk][ii] = v;
 
           int jj;
@@ -182,9 +200,11 @@ __global__ void __launch_bounds__(256) reference_kernel(gt_cuk_gemm_t g, const v
           int64_t gj = j0 + jj;
           gk = k0 + kk;
           v = 0.0;
-          if (gj < g.n && gk < g.k)
+          if (gj < g.n && gk < g.k) {
             v = ld_elem(B, g.b_type,
                         boff + (size_t)(g.transb == GT_TRANS_N ? gk + gj * g.ldb : gj + gk * g.ldb));
+            if (g.sb) v *= (double)g.sb[scale_index(g.scale_b, false, g.m, g.n, g.k, gj, gk)];
+          }
           Bs[kk][jj] = v;
         }
         __syncthreads();
@@ -214,6 +234,7 @@ __global__ void __launch_bounds__(256) reference_kernel(gt_cuk_gemm_t g, const v
             v += g.beta * ld_elem(C, g.c_type, (size_t)(bz * g.stride_c + j * g.ldc + i));
           if (has_bias) v += ld_elem(bias, g.bias_type, (size_t)i);
           v = epilogue_act(g.epilogue, v);
+          if (g.sd) v *= (double)g.sd[0];
           ref[((size_t)bz * (size_t)g.n + (size_t)j) * (size_t)g.m + (size_t)i] =
               output_value(g.d_type, v);
         }
@@ -250,15 +271,17 @@ __device__ void block_add(T v, T *dst) {
 }
 
 __global__ void ref_stats_kernel(const double *ref, size_t count, gt_cuk_acc_t *acc) {
-  double s2 = 0.0;
+  double s2 = 0.0, mx = 0.0;
   unsigned long long nf = 0;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
        i += (size_t)gridDim.x * blockDim.x) {
     double r = ref[i];
-    if (isfinite(r)) s2 += r * r, nf++;
+    if (isfinite(r)) s2 += r * r, nf++, mx = fmax(mx, fabs(r));
   }
   block_add(s2, &acc->ref2_all);
   block_add(nf, &acc->finite_all);
+  // the amax an fp8 call must write; one atomic per thread is cheap next to the reference
+  if (mx > 0.0) atomicMax(&acc->absmax_bits, (unsigned long long)__double_as_longlong(mx));
 }
 
 // gt_metric_acc_add, element by element.

@@ -45,6 +45,11 @@ typedef struct gt_cuk_gemm {
   int beta_zero;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   double alpha, beta;
+  /* fp8 scaling (gt_scale_mode_t of A and B; device f32 arrays, NULL for none): each operand
+   * element is dequantized by its factor before the product, D scaled by *sd after the
+   * epilogue, as gt_reference_gemm does. */
+  int scale_a, scale_b;
+  const float *sa, *sb, *sd;
 } gt_cuk_gemm_t;
 
 /* ref[(b*n + j)*m + i] = act(alpha * sum_k op(A)[i,k] op(B)[k,j] + beta * C[i,j] + bias[i]) in
@@ -59,6 +64,8 @@ typedef struct gt_cuk_acc {
   unsigned long long finite_all;
   double diff2, ref2; /* pass 2: as gt_metric_acc_t */
   unsigned long long mismatches, nonfinite, unwritten, checked;
+  unsigned long long absmax_bits; /* pass 1: max |ref| over finite references, as the bits of a
+                                     non-negative double (they order as the values do) */
 } gt_cuk_acc_t;
 
 /* Pass 1: ref2_all and finite_all of the m*n*batch reference values into *acc (device memory,

@@ -254,8 +254,10 @@ static bool cublas_capture_safe(void) {
 /* cublasGemmEx with its default algorithm is what frameworks call: today's path for GemmEx calls,
  * and for CUDA shapes without an epilogue that do not say where they came from (cublasGemmEx has
  * no epilogue, so a biased key is some other entry point's). */
+/* Not for fp8 keys: cublasGemmEx has no fp8 path, their calls come through cuBLASLt. */
 static bool cublas_baseline_for(gt_entry_t e, const gt_problem_t *p) {
-  return (e == GT_ENTRY_DEFAULT || e == GT_ENTRY_GEMMEX) && (!p || p->epilogue == GT_EPI_NONE);
+  return (e == GT_ENTRY_DEFAULT || e == GT_ENTRY_GEMMEX) &&
+         (!p || (p->epilogue == GT_EPI_NONE && !is_fp8(p->a_type) && !is_fp8(p->b_type)));
 }
 
 const gt_provider_t gt_provider_cublas = {

@@ -87,7 +87,22 @@ typedef struct lt_state {
   size_t ws_needed;
   bool has_bias;
   const void *bias_set; /* bias pointer last written into the descriptor */
+  /* fp8: which scale pointers the key has, and the ones last written into the descriptor (the
+   * run's operands say where this call's factors are; cuBLASLt reads them when the kernel runs,
+   * so a graph replay with new values in the same arrays sees the new values). */
+  bool has_scale[4];                 /* scale_a, scale_b, scale_d, amax_d */
+  const void *scale_set[4];
 } lt_state_t;
+
+/* The descriptor attribute of each scale pointer, in lt_state_t.has_scale order. */
+static const cublasLtMatmulDescAttributes_t k_scale_attr[4] = {
+    CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+    CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER};
+
+/* Stand-in scale pointer for descriptors built before any operand exists (enumeration, prepare):
+ * cuBLASLt's heuristic and AlgoCheck choose by whether a pointer is set, never read it; run()
+ * writes the real one before every launch that needs it. 256-byte aligned, as allocations are. */
+static const void *const k_scale_placeholder = (const void *)(uintptr_t)0x100;
 
 /* ---- handles, descriptors ------------------------------------------------------------------ */
 
@@ -118,6 +133,49 @@ static bool lt_epilogue(gt_epilogue_t e, cublasLtEpilogue_t *out) {
 
 static bool has_bias(gt_epilogue_t e) {
   return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
+}
+
+/* The cuBLASLt scale mode of a key's scale (never asked for none). */
+static int32_t lt_scale_mode(gt_scale_mode_t m) {
+  switch (m) {
+    case GT_SCALE_OUTER: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case GT_SCALE_BLK1X128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case GT_SCALE_BLK128X128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    default: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  }
+}
+
+/* Whether the key has scale pointer i (lt_state_t.has_scale order). */
+static bool key_has_scale(const gt_problem_t *p, int i) {
+  switch (i) {
+    case 0: return p->scale_a != GT_SCALE_NONE;
+    case 1: return p->scale_b != GT_SCALE_NONE;
+    case 2: return p->scale_d;
+    default: return p->amax_d;
+  }
+}
+
+/* The fp8 attributes of the application's descriptor, as the key states them: scale modes,
+ * fast accumulation, and (stand-in) scale and amax pointers. */
+static gt_status_t descs_fp8(const gt_cublas_api_t *api, const gt_problem_t *p, lt_descs_t *d) {
+  static const cublasLtMatmulDescAttributes_t mode_attr[2] = {CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                                                              CUBLASLT_MATMUL_DESC_B_SCALE_MODE};
+  const gt_scale_mode_t modes[2] = {p->scale_a, p->scale_b};
+  for (int i = 0; i < 2; i++) {
+    if (modes[i] == GT_SCALE_NONE) continue;
+    int32_t m = lt_scale_mode(modes[i]);
+    GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, mode_attr[i], &m, sizeof m));
+  }
+  for (int i = 0; i < 4; i++)
+    if (key_has_scale(p, i))
+      GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, k_scale_attr[i], &k_scale_placeholder,
+                                                    sizeof k_scale_placeholder));
+  if (p->fast_accum) {
+    int8_t on = 1;
+    GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &on,
+                                                  sizeof on));
+  }
+  return GT_OK;
 }
 
 static void descs_destroy(const gt_cublas_api_t *api, lt_descs_t *d) {
@@ -169,6 +227,8 @@ static gt_status_t descs_build(const gt_cublas_api_t *api, const gt_problem_t *p
     GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &b32,
                                                   sizeof b32));
   }
+
+  if ((st = descs_fp8(api, p, d)) != GT_OK) return st;
 
   int64_t ar = p->transa == GT_TRANS_N ? p->m : p->k, ac = p->transa == GT_TRANS_N ? p->k : p->m;
   int64_t br = p->transb == GT_TRANS_N ? p->k : p->n, bc = p->transb == GT_TRANS_N ? p->n : p->k;
@@ -470,7 +530,9 @@ static bool parse_heuristic(const char *name, uint64_t *ws_cap) {
 /* cuBLASLt stands for today's path of cublasLtMatmul calls, and of keys with an epilogue whose
  * entry point is not stated (no other entry point has one). */
 static bool lt_baseline_for(gt_entry_t e, const gt_problem_t *p) {
-  return e == GT_ENTRY_LTMATMUL || (e == GT_ENTRY_DEFAULT && p && p->epilogue != GT_EPI_NONE);
+  const bool lt_only = p && (p->epilogue != GT_EPI_NONE || gt_dtype_is_fp8(p->a_type) ||
+                             gt_dtype_is_fp8(p->b_type)); /* fp8 is cuBLASLt's alone too */
+  return e == GT_ENTRY_LTMATMUL || (e == GT_ENTRY_DEFAULT && lt_only);
 }
 
 static gt_status_t enum_baseline(enum_ctx_t *x, const gt_enum_opts_t *o) {
@@ -810,6 +872,10 @@ static gt_status_t lt_prepare(const gt_candidate_t *c, const gt_problem_t *p, vo
   s->api = api;
   s->algo = b.algo;
   s->has_bias = has_bias(p->epilogue);
+  for (int i = 0; i < 4; i++) {
+    s->has_scale[i] = key_has_scale(p, i);
+    s->scale_set[i] = k_scale_placeholder;
+  }
   if ((st = lt_handle(api, &s->handle)) != GT_OK || (st = descs_build(api, p, &s->descs)) != GT_OK) {
     descs_destroy(api, &s->descs);
     free(s);
@@ -856,6 +922,18 @@ static gt_status_t lt_run(void *state, const gt_operands_t *ops, void *stream) {
     GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(s->descs.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                   &ops->bias, sizeof ops->bias));
     s->bias_set = ops->bias;
+  }
+  const void *const want[4] = {ops->scale_a, ops->scale_b, ops->scale_d, ops->amax_d};
+  for (int i = 0; i < 4; i++) {
+    if (!s->has_scale[i]) continue;
+    if (!want[i])
+      return gt_err_set(GT_ERR_USAGE, "cublaslt: the key's fp8 %s pointer is not given",
+                        i == 0 ? "A scale" : i == 1 ? "B scale" : i == 2 ? "D scale" : "amax");
+    if (want[i] != s->scale_set[i]) {
+      GT_CUBLAS_CHECK(api->LtMatmulDescSetAttribute(s->descs.op, k_scale_attr[i], &want[i],
+                                                    sizeof want[i]));
+      s->scale_set[i] = want[i];
+    }
   }
   const void *C = ops->C ? ops->C : ops->D;
   GT_CUBLAS_CHECK(api->LtMatmul(s->handle, s->descs.op, ops->alpha, ops->A, s->descs.a, ops->B,

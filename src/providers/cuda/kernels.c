@@ -391,9 +391,28 @@ static void fill_candidate(gt_candidate_t *c, int idx) {
   memcpy(c->blob, &b, sizeof b);
 }
 
+/* The hook for own fp8 kernels: an fp8 key is answered by the instances whose dtype is fp8,
+ * and while the generated table has none, by one exclusion that says so (rather than one
+ * "takes bf16 A/B/C/D" line per 16-bit instance). fp8 instances must also check the key's
+ * scale_a/scale_b modes, fast_accum, scale_d and amax_d in hard_ok, and take the factors from
+ * gt_operands_t (gt_kargs_t scale_a/scale_b/scale_mode_a/scale_mode_b), read on the device. */
+static bool fp8_refused(const gt_problem_t *p, gt_cand_list_t *out, gt_status_t *st) {
+  if (!gt_dtype_is_fp8(p->a_type) && !gt_dtype_is_fp8(p->b_type)) return false;
+  for (size_t i = 0; i < gt_kinstance_count; i++)
+    if (gt_dtype_is_fp8(gt_kinstances[i].params.dtype)) return false;
+  *st = gt_cand_list_exclude(out, &gt_provider_kernels, "gt_sm90_fp8",
+                             "no own fp8 kernel instances in this build (%s x %s, scales %s/%s): "
+                             "cuBLASLt's fp8 configurations race alone",
+                             gt_dtype_name(p->a_type), gt_dtype_name(p->b_type),
+                             gt_scale_mode_name(p->scale_a), gt_scale_mode_name(p->scale_b));
+  return true;
+}
+
 static gt_status_t kernels_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
                                      gt_cand_list_t *out) {
   if (!g_func) return gt_err_set(GT_ERR_USAGE, "kernels: enumerate before init");
+  gt_status_t fst = GT_OK;
+  if (fp8_refused(p, out, &fst)) return fst;
   kdev_t d = {0};
   gt_status_t s = device_facts(o ? o->device : 0, &d);
   if (s != GT_OK) return s;
