@@ -30,6 +30,10 @@
  * the same two per tokens value, the ceiling any kernel could give (each row's bytes at the
  * datasheet bandwidth, no launch or tail cost), and the issue's two absolute targets with the
  * floor of the 9 us rows.
+ * --dtype f8e4m3fn (or f8e5m2) races the own fp8 instances (wgf8) against the application's
+ * cublasLtMatmul fp8 call with the same scales instead (kernels_bench_fp8.c; --scales tensor, the
+ * default, or outer: per output feature x per token), reporting us, TB/s and the ratio.
+ *
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every candidate that passed the gate, with its quick time and,
  * for the baseline and the finalists, its re-timed median); with --epilogue the baseline's
@@ -46,6 +50,7 @@
 #include "core/gt_stats.h"
 #include "harness/gt_harness.h"
 #include "kernels/gt_kernel_name.h"
+#include "kernels_bench_fp8.h"
 #include "providers/gt_provider.h"
 #include "search/gt_search.h"
 
@@ -54,6 +59,8 @@ typedef struct opts {
   int rounds, finalists;
   gt_epilogue_t epilogue; /* --epilogue: GT_EPI_NONE races cublasGemmEx as before */
   bool fenced;            /* --fenced: gt_measure_opts_t.fenced */
+  gt_dtype_t dtype;       /* --dtype: bf16 (the search-driver race) or an fp8 type */
+  bool outer;             /* --scales outer (fp8 only) */
 } opts_t;
 
 /* The baseline's name in the table, the summary and the CSV header. */
@@ -70,7 +77,8 @@ static double now_s(void) {
 static void usage(FILE *f) {
   fprintf(f, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
              " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]"
-             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced]\n");
+             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced]"
+             " [--dtype bf16|f8e4m3fn|f8e5m2] [--scales tensor|outer]\n");
 }
 
 static void help(void) {
@@ -92,7 +100,11 @@ static void help(void) {
          "  --fenced         time every launch after a small plain kernel, as an application's\n"
          "                   norm or activation precedes its GEMM, so no launch overlaps the\n"
          "                   previous GEMM's tail (programmatic dependent launch); the separator's\n"
-         "                   own time is subtracted\n");
+         "                   own time is subtracted\n"
+         "  --dtype T        f8e4m3fn or f8e5m2: race the own fp8 instances against the\n"
+         "                   application's cublasLtMatmul fp8 call with the same scales\n"
+         "                   (bf16: the default race above)\n"
+         "  --scales S       fp8 scales: tensor (default) or outer (per out feature x per token)\n");
 }
 
 static bool tokens_selected(const char *list, int64_t n) {
@@ -384,6 +396,21 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--tokens") && v) o->tokens = v, i++;
     else if (!strcmp(a, "--layout") && v) o->layout = v, i++;
     else if (!strcmp(a, "--fenced")) o->fenced = true;
+    else if (!strcmp(a, "--dtype") && v) {
+      if (gt_dtype_parse(v, &o->dtype) != GT_OK ||
+          (o->dtype != GT_DT_BF16 && o->dtype != GT_DT_F8E4M3FN && o->dtype != GT_DT_F8E5M2)) {
+        fprintf(stderr, "kernels_bench: --dtype '%s': expected bf16, f8e4m3fn or f8e5m2\n", v);
+        return false;
+      }
+      i++;
+    } else if (!strcmp(a, "--scales") && v) {
+      if (strcmp(v, "tensor") && strcmp(v, "outer")) {
+        fprintf(stderr, "kernels_bench: --scales '%s': expected tensor or outer\n", v);
+        return false;
+      }
+      o->outer = !strcmp(v, "outer");
+      i++;
+    }
     else if (!strcmp(a, "--epilogue") && v) {
       if (gt_epilogue_parse(v, &o->epilogue) != GT_OK) {
         fprintf(stderr, "kernels_bench: --epilogue '%s': expected none, bias, relu, bias_relu, "
@@ -507,8 +534,19 @@ static void print_header(const gt_device_info_t *dev, const opts_t *o) {
 
 int main(int argc, char **argv) {
   opts_t o = {.shapes = "bench/decode_shapes.csv", .out = getenv("OUT"), .rounds = 9,
-              .finalists = 4};
+              .finalists = 4, .dtype = GT_DT_BF16};
   if (!parse_opts(argc, argv, &o)) return 64;
+  if (o.dtype != GT_DT_BF16) {
+    if (o.layout || o.epilogue != GT_EPI_NONE || o.fenced) {
+      fprintf(stderr, "kernels_bench: --dtype %s races TN without an epilogue, unfenced\n",
+              gt_dtype_name(o.dtype));
+      return 64;
+    }
+    const kb_fp8_opts_t fo = {.shapes = o.shapes, .out = o.out, .filter = o.filter,
+                              .tokens = o.tokens, .rounds = o.rounds, .finalists = o.finalists,
+                              .dtype = o.dtype, .outer = o.outer};
+    return kb_fp8_run(&fo);
+  }
   gt_trans_t lay_a = GT_TRANS_T, lay_b = GT_TRANS_N;
   if (o.layout && !gt_layout_parse(o.layout, &lay_a, &lay_b)) {
     fprintf(stderr, "kernels_bench: --layout '%s': expected tn, nn, nt or tt\n", o.layout);
