@@ -879,7 +879,8 @@ const gt_provider_t gt_provider_kernels = {
     .name = "kernels",
     .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
                    "decode/skinny), tc (generic tensor-core tiles), wg (Hopper TMA + wgmma "
-                   "decode/skinny), each instance with an epilogue twin (_e: bias, relu, gelu)",
+                   "decode/skinny), wgf8 (the same on fp8 operands with tensorwise or outer-vector scales), "
+                   "each instance with an epilogue twin (_e: bias, relu, gelu)",
     .backend = GT_BACKEND_CUDA,
     .init = kernels_init,
     .lib_version = kernels_lib_version,
