@@ -460,6 +460,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2(const __
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -931,6 +934,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2_e(const 
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1406,6 +1412,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8},
@@ -1877,6 +1886,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e},
@@ -1892,7 +1904,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e},
 };
-const size_t gt_kinstance_fn_count = 942;
+const size_t gt_kinstance_fn_count = 948;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},
