@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] [pyflow] ...
+#   [multigpu] [pyflow] [kernels_fp8] [grouped] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +61,17 @@ for s in "${stages[@]}"; do
     kernels_bias)
       # Biased keys against the application's own cublasLtMatmul bias path, and the fused cost.
       run_stage kernels_bias ${T_KERNELS:-300} env OUT="$work/kernels_bias" bash "$root/bench/kernels_bench.sh" "$build" --epilogue bias ;;
+    kernels_fp8)
+      # The fp8 instances (wgf8), from the build stage's tree (nothing is built here): the fp8 GPU
+      # gate, then kernels_bench --dtype f8e4m3fn against cuBLASLt's fp8 call with tensorwise and
+      # with outer-vector scales over the llama rows at tokens 1..64. Logs under $OUT/kernels_fp8.
+      # A kernel whose barrier never completes traps after about 4 s (gt_wgf8.cuh), and each step
+      # is killed at its limit, so a wrong kernel cannot hold the GPU.
+      mkdir -p "$OUT/kernels_fp8"
+      TAIL=40 run_stage fp8_test ${T_FP8TEST:-420} bash -c "set -o pipefail; '$build/gpu_test_kernels_fp8' 2>&1 | tee '$OUT/kernels_fp8/gpu_test_kernels_fp8.log'"
+      for sc in tensor outer; do
+        TAIL=30 run_stage "kernels_fp8_$sc" ${T_KERNELS:-300} env OUT="$OUT/kernels_fp8/$sc" bash "$root/bench/kernels_bench.sh" "$build" --dtype f8e4m3fn --scale "$sc" --tokens 1,2,4,8,16,32,64
+      done ;;
     kernels)
       run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
     probe21)

@@ -40,6 +40,7 @@
  * the same two per tokens value, the ceiling any kernel could give (each row's bytes at the
  * datasheet bandwidth, no launch or tail cost), and the issue's two absolute targets with the
  * floor of the 9 us rows.
+ *
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every candidate that passed the gate, with its quick time and,
  * for the baseline and the finalists, its re-timed median); with --epilogue the baseline's
@@ -132,7 +133,11 @@ static void help(void) {
          "  --fenced         time every launch after a small plain kernel, as an application's\n"
          "                   norm or activation precedes its GEMM, so no launch overlaps the\n"
          "                   previous GEMM's tail (programmatic dependent launch); the separator's\n"
-         "                   own time is subtracted\n");
+         "                   own time is subtracted\n"
+         "  --dtype T        f8e4m3fn or f8e5m2: race the own fp8 instances against the\n"
+         "                   application's cublasLtMatmul fp8 call with the same scales\n"
+         "                   (bf16: the default race above)\n"
+         "  --scales S       fp8 scales: tensor (default) or outer (per out feature x per token)\n");
 }
 
 static bool tokens_selected(const char *list, int64_t n) {

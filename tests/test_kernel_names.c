@@ -82,6 +82,23 @@ static void test_geometry(void **state) {
     if (p->transb == GT_TRANS_T) assert_true(p->tile_n == 64 && p->cluster_m == 1);
     break;
   }
+  case GT_KFAM_WGF8: { /* wg's pipeline on 1-byte elements: ring of stages x (A + B) bytes */
+    threads = 128 * p->consumers + 32;
+    assert_true(p->consumers == 1 || p->consumers == 2);
+    const bool swapped = p->tile_n == 64 || (p->tile_n == 32 && p->tile_m % 64 != 0);
+    const int b_rows = swapped ? 64 : p->tile_n;
+    smem = p->stages * (p->tile_m + b_rows) * p->tile_k + 1024;
+    assert_int_equal(p->tile_k % 128, 0); /* whole 128-byte swizzle boxes of fp8 K */
+    assert_true(p->prefetch >= 1 && p->cluster_m == 1 && p->vec == 16);
+    assert_int_equal(p->tile_m % (swapped ? 8 : 64), 0);
+    assert_true(p->splitk >= 1 && p->splitk <= 8);
+    /* K-major operands only (fp8 wgmma): the nn.Linear layout */
+    assert_true(p->transa == GT_TRANS_T && p->transb == GT_TRANS_N);
+    assert_true((p->dtype == GT_DT_F8E4M3FN || p->dtype == GT_DT_F8E5M2) &&
+                (p->b_dtype == GT_DT_F8E4M3FN || p->b_dtype == GT_DT_F8E5M2));
+    assert_true(p->d_dtype == GT_DT_BF16 || p->d_dtype == GT_DT_F16 || p->d_dtype == GT_DT_F32);
+    break;
+  }
   default:
     fail_msg("%s: unknown family %d", in->name, (int)p->family);
   }
@@ -180,7 +197,8 @@ static void test_families_present(void **state) {
   int generic_unaligned = 0;
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *p = &gt_kinstances[i].params;
-    seen[p->family][p->dtype == GT_DT_F16]++;
+    /* wgf8's operands are fp8 whatever D is: its type axis is D's */
+    seen[p->family][(p->family == GT_KFAM_WGF8 ? p->d_dtype : p->dtype) == GT_DT_F16]++;
     if (p->family == GT_KFAM_TC) {
       generic_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
       if (p->vec == 1) generic_unaligned++;
@@ -226,6 +244,16 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_TC, .dtype = GT_DT_BF16, .transa = GT_TRANS_N, .transb = GT_TRANS_T,
       .tile_m = 256, .tile_n = 128, .tile_k = 64, .warps_m = 4, .warps_n = 2, .stages = 5,
       .vec = 1, .splitk = 16}},
+    {"gt_sm90_wgf8_e4m3_e5m2_f32_tn_t80x64x512_s3_ks2_p8_w2",
+     {.family = GT_KFAM_WGF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T,
+      .transb = GT_TRANS_N, .tile_m = 80, .tile_n = 64, .tile_k = 512, .stages = 3, .vec = 16,
+      .splitk = 2, .prefetch = 8, .cluster_m = 1, .consumers = 2, .b_dtype = GT_DT_F8E5M2,
+      .d_dtype = GT_DT_F32}},
+    {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks1_p8_e",
+     {.family = GT_KFAM_WGF8, .dtype = GT_DT_F8E5M2, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 64, .tile_n = 16, .tile_k = 512, .stages = 4, .vec = 16, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 1, .epilogue = true, .b_dtype = GT_DT_F8E5M2,
+      .d_dtype = GT_DT_BF16}},
     {"gt_sm90_wg_f16_tn_t128x16x256_s8_ks4_p32",
      {.family = GT_KFAM_WG, .dtype = GT_DT_F16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 128, .tile_n = 16, .tile_k = 256, .stages = 8, .vec = 8, .splitk = 4,
@@ -315,6 +343,14 @@ static const bad_case_t k_bad[] = {
     {"trailing_x", "gt_sm90_tc_bf16_tn_t128x64x32x_w2x2_s4_ks1_a8", GT_ERR_DATA},
     {"empty_token", "gt_sm90_tc_bf16_tn__t128x64x32_w2x2_s4_ks1_a8", GT_ERR_DATA},
     {"wg_missing_prefetch", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4", GT_ERR_DATA},
+    {"wgf8_one_type", "gt_sm90_wgf8_e4m3_tn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
+    {"wgf8_two_types", "gt_sm90_wgf8_e4m3_bf16_tn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
+    {"wgf8_long_type_name", "gt_sm90_wgf8_f8e4m3fn_e4m3_bf16_tn_t64x16x512_s4_ks1_p8",
+     GT_ERR_DATA},
+    {"wgf8_fp8_output", "gt_sm90_wgf8_e4m3_e4m3_e4m3_tn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
+    {"wgf8_not_tn", "gt_sm90_wgf8_e4m3_e4m3_bf16_nn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
+    {"wgf8_multicast", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2", GT_ERR_DATA},
+    {"wg_fp8_type", "gt_sm90_wg_e4m3_tn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
     {"wg_with_alignment_token", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_a8", GT_ERR_DATA},
     {"wg_stages_before_tile", "gt_sm90_wg_bf16_tn_s8_t128x16x64_ks4_p8", GT_ERR_DATA},
     {"wg_zero_prefetch", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_p0", GT_ERR_DATA},

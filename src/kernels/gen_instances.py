@@ -16,6 +16,8 @@ Writes src/kernels/generated/:
   instances_fn.cu          kernel handles for cudaLaunchKernel, in the table's order, and the
                            reduce kernels' handles by name
   wgmma_ss.cuh             the wgmma.mma_async m64nNk16 wrappers for every N the wg instances use
+  wgmma_f8.cuh             the fp8 wgmma.mma_async m64nNk32 wrappers for every (A type, B type,
+                           N) the wgf8 instances use (only when the space has wgf8 instances)
   kernels.cmake            each kernel source and the CUDA architecture it is compiled for
                            (src/kernels/CMakeLists.txt builds one object library per architecture)
 
@@ -47,6 +49,11 @@ GENERATOR_REL = "src/kernels/gen_instances.py"
 GENERATED_EXT = (".cu", ".c", ".cuh", ".cmake")
 
 DTYPES = {"bf16": ("GT_DT_BF16", "gtk::bf16"), "f16": ("GT_DT_F16", "gtk::f16")}
+# wgf8: the fp8 operand types (name token -> C enum, kernel tag, PTX type) and the D types.
+F8TYPES = {"e4m3": ("GT_DT_F8E4M3FN", "gtk::e4m3", "e4m3"),
+           "e5m2": ("GT_DT_F8E5M2", "gtk::e5m2", "e5m2")}
+F8_OUT = {"bf16": ("GT_DT_BF16", "gtk::bf16"), "f16": ("GT_DT_F16", "gtk::f16"),
+          "f32": ("GT_DT_F32", "gtk::f32")}
 LAYOUTS = ("tn", "nn", "nt", "tt")
 WG_TOKENS = (8, 16, 32, 64)  # wg BN; 64 swaps the roles (see gt_wg.cuh)
 
@@ -244,6 +251,57 @@ def make_wg(p, tdt):
                 wgmma_n=bm // cw if swapped else bn)
 
 
+def make_wgf8(p, _tdt):
+    """wgf8 (gt_wgf8.cuh): the wg pipeline on fp8 operands, K-major only; `types` is the
+    [A, B, D] triple, all three in the name (gt_sm90_wgf8_e4m3_e4m3_bf16_tn_...)."""
+    types = p["types"]
+    if not (isinstance(types, list) and len(types) == 3 and types[0] in F8TYPES
+            and types[1] in F8TYPES and types[2] in F8_OUT):
+        raise SpaceError("wgf8: types is [A, B, D]: A and B in %s, D in %s"
+                         % (sorted(F8TYPES), sorted(F8_OUT)))
+    if p["layout"] != "tn":
+        raise SpaceError("wgf8 is TN only: fp8 wgmma reads both operands K-major")
+    (bm, bn, bk), st, ks, pf, cw = p["t"], p["s"], p["ks"], p["p"], p["w"]
+    if bn not in WG_TOKENS:
+        raise SpaceError("wgf8: BN is one of %s" % (WG_TOKENS,))
+    swapped = wg_swapped(bm, bn)
+    if swapped and (bm % 8 or not 8 <= bm <= 256):
+        raise SpaceError("wgf8: swapped tiles take BM weight rows as wgmma's N: a multiple of 8,"
+                         " 8 to 256")
+    if not swapped and bm not in (64, 128, 192, 256):
+        raise SpaceError("wgf8: BM is 64, 128, 192 or 256 (m64 blocks of one warpgroup)")
+    # A 128-byte swizzle row is 128 one-byte elements: a slice is 1, 2 or 4 boxes along K.
+    if bk not in (128, 256, 512):
+        raise SpaceError("wgf8: BK is 128, 256 or 512 (1, 2 or 4 128-byte swizzle boxes)")
+    if pf < 1 or st < 2:
+        raise SpaceError("wgf8: p >= 1 weight boxes prefetched, at least 2 stages")
+    if not 1 <= ks <= 8:
+        raise SpaceError("wgf8: ks is 1 to 8 (the CTAs of a split form one portable cluster)")
+    if cw not in (1, 2) or (cw == 2 and (((bm // 2) % 8 or bm % 2) if swapped
+                                         else (bm // 64) % 2)):
+        raise SpaceError("wgf8: w is 1 or 2 consumer warpgroups splitting the weight rows on"
+                         " 8-row swizzle groups")
+    b_rows = 64 if swapped else bn
+    if bn * (bm + 4) * 4 > st * (bm + b_rows) * bk:
+        raise SpaceError("wgf8: the fp32 partial tile must fit in the stage ring")
+    ta, tb, td = types
+    name_tokens = "t%dx%dx%d_s%d_ks%d_p%d" % (bm, bn, bk, st, ks, pf)
+    if cw > 1:
+        name_tokens += "_w%d" % cw
+    # Swapped, the tokens are the instruction's A operand and the weights its B.
+    f8 = (F8TYPES[tb][2], F8TYPES[ta][2], bm // cw) if swapped else (
+        F8TYPES[ta][2], F8TYPES[tb][2], bn)
+    return dict(types="%s_%s_%s" % (ta, tb, td), file_type=ta, tokens=name_tokens,
+                row=dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=16, prefetch=pf,
+                         cluster_m=1, consumers=cw, dtype=ta, b_dtype=tb, d_dtype=td),
+                threads=128 * cw + 32,
+                smem=st * (bm + b_rows) * bk + 1024,
+                static_smem=16 * st,
+                body=("gtk::wgf8_body", [F8TYPES[ta][1], F8TYPES[tb][1], F8_OUT[td][1], bm, bn,
+                                         bk, st, ks, pf, cbool(swapped), cw]),
+                wgmma_f8=f8)
+
+
 # keys: the parameters a group sets, in name order; make: the function above; header: the
 # kernel template the generated files include; per_file: instances per generated .cu (the files
 # compile in parallel, so several small files beat one big one on a multi-core build; each file
@@ -258,13 +316,15 @@ FAMILIES = {
                  "GT_KFAM_TC"),
     "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "w"], make_wg, "gt_wg.cuh", 6,
                  "GT_KFAM_WG"),
+    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "w"], make_wgf8, "gt_wgf8.cuh", 6,
+                   "GT_KFAM_WGF8"),
 }
 
 
 # ---- instances ----------------------------------------------------------------------------------
 
 def check_common(p):
-    if p["dtype"] not in DTYPES:
+    if "dtype" in p and p["dtype"] not in DTYPES:
         raise SpaceError("dtype %r: own kernels take bf16 or f16" % p["dtype"])
     if p["layout"] not in LAYOUTS:
         raise SpaceError("layout %r" % p["layout"])
@@ -281,9 +341,10 @@ def make_instance(fam, arch, p, epi=False):
     return its table row and kernel source; epi: the epilogue twin (the same kernel body with its
     EPI template flag set, named by the plain name and one more token)."""
     check_common(p)
-    dt, lay = p["dtype"], p["layout"]
-    spec = FAMILIES[fam].make(p, DTYPES[dt][1])
-    name = "gt_%s_%s_%s_%s_%s" % (arch["token"], fam, dt, lay, spec["tokens"])
+    dt, lay = p.get("dtype"), p["layout"]
+    spec = FAMILIES[fam].make(p, DTYPES[dt][1] if dt else None)
+    # A family with several element types (wgf8) names them all and sets dtype in its row.
+    name = "gt_%s_%s_%s_%s_%s" % (arch["token"], fam, spec.get("types", dt), lay, spec["tokens"])
     if epi:
         name += "_" + EPI_TOKEN
     row = dict(family=fam, arch=arch["token"], dtype=dt, transa=lay[0], transb=lay[1], tile_m=0,
@@ -303,7 +364,8 @@ def make_instance(fam, arch, p, epi=False):
     tmpl, targs = spec["body"]
     body = "%s<%s>(a);" % (tmpl, ", ".join(str(x) for x in targs + (["true"] if epi else [])))
     return dict(name=name, row=row, threads=threads, smem=smem, body=body,
-                header=FAMILIES[fam].header, wgmma_n=spec.get("wgmma_n"))
+                header=FAMILIES[fam].header, wgmma_n=spec.get("wgmma_n"),
+                wgmma_f8=spec.get("wgmma_f8"), file_type=spec.get("file_type", dt))
 
 
 def family_epilogues(fam, spec):
@@ -374,7 +436,7 @@ def expand(space):
     # (family in declaration order, then the family's architectures, then dtype, then declaration
     # order), then the epilogue twins in the same order.
     fam_order = {f: i for i, f in enumerate(space["families"])}
-    dt_order = {d: i for i, d in enumerate(DTYPES)}
+    dt_order = {d: i for i, d in enumerate(list(DTYPES) + list(F8TYPES))}
 
     def key(ix):
         r = ix[1]["row"]
@@ -442,16 +504,22 @@ def instance_rows(insts, arch_index):
         r = i["row"]
         lines.append('    {"%s",' % i["name"])
         lines.append("     {.family = %s, .arch = %d, .dtype = %s, .transa = %s, .transb = %s," % (
-            FAMILIES[r["family"]].c_enum, arch_index[r["arch"]], DTYPES[r["dtype"]][0],
+            FAMILIES[r["family"]].c_enum, arch_index[r["arch"]],
+            (DTYPES.get(r["dtype"]) or F8TYPES[r["dtype"]])[0],
             C_TRANS[r["transa"]], C_TRANS[r["transb"]]))
         lines.append("      .tile_m = %d, .tile_n = %d, .tile_k = %d, .warps_m = %d, .warps_n = %d,"
                      " .warps_k = %d," % (r["tile_m"], r["tile_n"], r["tile_k"], r["warps_m"],
                                           r["warps_n"], r["warps_k"]))
-        # .epilogue is written for twins only, so a plain row reads as it did before twins.
+        # .epilogue is written for twins only, so a plain row reads as it did before twins;
+        # .b_dtype / .d_dtype for the families with several element types (wgf8) only.
+        types = ""
+        if "b_dtype" in r:
+            types = ", .b_dtype = %s, .d_dtype = %s" % (F8TYPES[r["b_dtype"]][0],
+                                                        F8_OUT[r["d_dtype"]][0])
         lines.append("      .unroll = %d, .stages = %d, .vec = %d, .splitk = %d, .prefetch = %d,"
-                     " .cluster_m = %d, .consumers = %d%s}," % (
+                     " .cluster_m = %d, .consumers = %d%s%s}," % (
                          r["unroll"], r["stages"], r["vec"], r["splitk"], r["prefetch"],
-                         r["cluster_m"], r["consumers"],
+                         r["cluster_m"], r["consumers"], types,
                          ", .epilogue = true" if r["epilogue"] else ""))
         lines.append("     %d, %d}," % (i["threads"], i["smem"]))
     lines.append("};")
@@ -531,6 +599,41 @@ def wgmma_file(header, ns):
     return "\n".join(lines) + "\n"
 
 
+def wgmma_f8_macro(n):
+    """One inline-asm statement for the fp8 wgmma.mma_async m64n<n>k32 (f32 += PA * PB, both
+    operands shared-memory descriptors, K-major: fp8 has no transpose immediates)."""
+    r = n // 2
+    regs = ["%%%d" % i for i in range(r)]
+    lines = ['asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"' % (r + 2),
+             '             "wgmma.mma_async.sync.aligned.m64n%dk32.f32." PA "." PB " {"' % n]
+    for j in range(0, r, 14):
+        lines.append('             "%s%s"' % (", ".join(regs[j:j + 14]), ", " if j + 14 < r else ""))
+    lines.append('             "}, %%%d, %%%d, p, 1, 1;\\n}\\n"' % (r, r + 1))
+    ops = ['"+f"(d[%d])' % i for i in range(r)]
+    for j in range(0, r, 4):
+        lines.append(("             : " if j == 0 else "               ") + ", ".join(ops[j:j + 4])
+                     + ("," if j + 4 < r else ""))
+    lines.append('             : "l"(da), "l"(db), "r"(1))')
+    out = ["#define GT_WGMMA_F8_N%d(PA, PB)" % n] + lines
+    w = max(len(x) for x in out) + 1
+    return "\n".join(x.ljust(w) + "\\" if k < len(out) - 1 else x for k, x in enumerate(out))
+
+
+def wgmma_f8_file(header, uses):
+    """uses: the (A PTX type, B PTX type, N) triples of the wgf8 instances."""
+    ns = sorted({n for _, _, n in uses})
+    lines = ["// " + header,
+             "// fp8 wgmma.mma_async m64nNk32 wrappers for N in %s (see gt_wgf8.cuh)." % (ns,),
+             "#pragma once", ""]
+    for n in ns:
+        lines.append(wgmma_f8_macro(n))
+        lines.append("")
+    tag = {v[2]: v[1][len("gtk::"):] for v in F8TYPES.values()}
+    for pa, pb, n in sorted(uses):
+        lines.append('GT_WGMMA_F8(%s, %s, "%s", "%s", %d)' % (tag[pa], tag[pb], pa, pb, n))
+    return "\n".join(lines) + "\n"
+
+
 def cmake_file(header, archs, sources):
     """The manifest: for each architecture its CMake CUDA architecture and its sources."""
     lines = ["# " + header,
@@ -552,7 +655,7 @@ def kernel_files(header, inc, insts, fam_archs):
     by_group = collections.OrderedDict()
     for i in insts:
         r = i["row"]
-        by_group.setdefault((r["family"], r["arch"], r["dtype"], r["epilogue"]), []).append(i)
+        by_group.setdefault((r["family"], r["arch"], i["file_type"], r["epilogue"]), []).append(i)
     for (fam, arch, dt, epi), group in by_group.items():
         per = FAMILIES[fam].per_file
         # The arch token is in a file's name only when its family builds for several: a
@@ -583,6 +686,9 @@ def render(space, space_rel, outdir):
     files["instances_fn.cu"] = fn_file(header, inc, insts, archs)
     wgmma_ns = sorted({i["wgmma_n"] for i in insts if i["wgmma_n"]})
     files["wgmma_ss.cuh"] = wgmma_file(header, wgmma_ns)
+    f8_uses = {i["wgmma_f8"] for i in insts if i["wgmma_f8"]}
+    if f8_uses:
+        files["wgmma_f8.cuh"] = wgmma_f8_file(header, f8_uses)
     files["kernels.cmake"] = cmake_file(header, archs, sources)
     return insts, files
 

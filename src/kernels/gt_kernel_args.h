@@ -13,7 +13,19 @@
  * + bias[row]) in fp32, the kind (a gt_epilogue_t: bias, relu, bias_relu, gelu, bias_gelu) read at
  * run time, applied once per element by whichever kernel writes D (the split-K reduce kernel when
  * the partials go through the workspace). They are appended at the end so every other field keeps
- * its offset, and the plain instances, compiled without the epilogue, never read them. */
+ * its offset, and the plain instances, compiled without the epilogue, never read them.
+ *
+ * FP8 scales (the wgf8 family; every other family ignores them): D = alpha * sa * sb * acc
+ * (+ beta * C) (+ bias[row]) in fp32, with sa = 1 (mode 0), *scale_a (mode 1, tensorwise) or
+ * scale_a[row] (mode 2, one per m), and sb likewise with scale_b[col] (one per n). For
+ * PyTorch's nn.Linear (y = x W^T, run column-major as D[out, tokens] = W[out, in] x^T[in,
+ * tokens]: A = W with transa T, B = x with transb N), scale_a is the weight's scale (per output
+ * feature when rowwise) and scale_b the activations' (per token). torch._scaled_mm(x, W.t(),
+ * scale_a, scale_b) names them the other way round: its scale_a belongs to its mat1 = x, so it
+ * is our scale_b, and its scale_b (W's, shape [1, out]) is our scale_a; cuBLASLt, which torch
+ * calls with the operands swapped, sees them as we do (A_SCALE_POINTER = the weight's). The
+ * pointers are read on the device when the kernel runs, so a captured graph replays with
+ * whatever scales the buffers hold then. */
 #ifndef GT_KERNEL_ARGS_H
 #define GT_KERNEL_ARGS_H
 
@@ -49,6 +61,10 @@ typedef struct gt_kargs {
   const void *bias; /* m elements of D's type, one per row of D (broadcast along n); NULL unless
                        the epilogue has a bias */
   int epilogue;     /* gt_epilogue_t; GT_EPI_NONE for plain instances (the reduce kernel reads it) */
+  const float *scale_a, *scale_b; /* device pointers, read by the kernel when it runs */
+  int scale_mode_a, scale_mode_b; /* 0: none (1.0), 1: tensorwise scalar, 2: outer vector
+                                     (one fp32 per row of op(A) i.e. per m, resp. per column of
+                                     op(B) i.e. per n) */
 } gt_kargs_t;
 
 #ifdef __cplusplus

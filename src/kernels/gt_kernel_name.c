@@ -16,6 +16,7 @@ static const char *const k_family[GT_KFAM__COUNT] = {
     [GT_KFAM_DECODETC] = "decodetc",
     [GT_KFAM_TC] = "tc",
     [GT_KFAM_WG] = "wg",
+    [GT_KFAM_WGF8] = "wgf8",
 };
 
 /* Every own-kernel symbol starts "gt_<arch token>_"; the tokens are the architecture table's. */
@@ -32,24 +33,54 @@ static bool dtype_ok(gt_dtype_t t) { return t == GT_DT_BF16 || t == GT_DT_F16; }
 
 static bool trans_ok(gt_trans_t t) { return t == GT_TRANS_N || t == GT_TRANS_T; }
 
+/* wgf8's element types and their name tokens (CUTLASS's short fp8 spellings: a kernel name in
+ * a trace stays readable; gt_dtype_name's are f8e4m3fn and f8e5m2). */
+static const struct {
+  gt_dtype_t t;
+  const char *tok;
+} k_f8_types[] = {{GT_DT_F8E4M3FN, "e4m3"}, {GT_DT_F8E5M2, "e5m2"}};
+static const gt_dtype_t k_f8_out[] = {GT_DT_BF16, GT_DT_F16, GT_DT_F32};
+
+static const char *f8_tok(gt_dtype_t t) {
+  for (size_t i = 0; i < sizeof k_f8_types / sizeof k_f8_types[0]; i++)
+    if (k_f8_types[i].t == t) return k_f8_types[i].tok;
+  return NULL;
+}
+static bool f8_out_ok(gt_dtype_t t) {
+  for (size_t i = 0; i < sizeof k_f8_out / sizeof k_f8_out[0]; i++)
+    if (k_f8_out[i] == t) return true;
+  return false;
+}
+
+/* The element-type tokens of p's family: one (dtype) for all but wgf8, whose three are A, B, D. */
+static bool format_types(const gt_kparams_t *p, char *buf, int cap) {
+  if (p->family != GT_KFAM_WGF8)
+    return dtype_ok(p->dtype) && p->b_dtype == 0 && p->d_dtype == 0 &&
+           gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype));
+  const char *a = f8_tok(p->dtype), *b = f8_tok(p->b_dtype);
+  return a && b && f8_out_ok(p->d_dtype) && gt_name_append(buf, cap, "%s", a) &&
+         gt_name_append(buf, cap, "%s", b) &&
+         gt_name_append(buf, cap, "%s", gt_dtype_name(p->d_dtype));
+}
+
 /* The name without the epilogue twin's token. */
 static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
   if (cap <= 0) return false;
   buf[0] = '\0';
-  if ((int)p->family < 0 || p->family >= GT_KFAM__COUNT || !dtype_ok(p->dtype) ||
-      !trans_ok(p->transa) || !trans_ok(p->transb))
+  if ((int)p->family < 0 || p->family >= GT_KFAM__COUNT || !trans_ok(p->transa) ||
+      !trans_ok(p->transb))
     return false;
   const char lay[3] = {p->transa == GT_TRANS_T ? 't' : 'n', p->transb == GT_TRANS_T ? 't' : 'n',
                        '\0'};
-  if (p->family != GT_KFAM_WG && p->family != GT_KFAM_DECODETC && p->prefetch != 0)
+  const bool wgl = p->family == GT_KFAM_WG || p->family == GT_KFAM_WGF8; /* wg's grammar */
+  if (!wgl && p->family != GT_KFAM_DECODETC && p->prefetch != 0)
     return false; /* no token carries it */
-  if (p->family != GT_KFAM_WG && (p->cluster_m != 0 || p->consumers != 0)) return false;
+  if (!wgl && (p->cluster_m != 0 || p->consumers != 0)) return false;
   const gt_karch_t *arch = gt_kparams_arch(p);
   if (!arch) return false;
   bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) &&
             gt_name_append(buf, cap, "%s", arch->token) &&
-            gt_name_append(buf, cap, "%s", k_family[p->family]) &&
-            gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype)) &&
+            gt_name_append(buf, cap, "%s", k_family[p->family]) && format_types(p, buf, cap) &&
             gt_name_append(buf, cap, "%s", lay);
   if (!ok) return false;
   switch (p->family) {
@@ -88,6 +119,17 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
            gt_name_append(buf, cap, "p%d", p->prefetch) &&
            (p->cluster_m == 1 || gt_name_append(buf, cap, "c%d", p->cluster_m)) &&
+           (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
+  case GT_KFAM_WGF8:
+    /* TN only (fp8 wgmma reads K-major operands), 1-byte elements in 16-byte TMA strides, no
+     * multicast token. */
+    if (p->transa != GT_TRANS_T || p->transb != GT_TRANS_N || p->tile_m < 1 || p->tile_n < 1 ||
+        p->tile_k < 1 || p->stages < 1 || p->splitk < 1 || p->prefetch < 1 || p->vec != 16 ||
+        p->cluster_m != 1 || p->consumers < 1)
+      return false;
+    return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
+           gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
+           gt_name_append(buf, cap, "p%d", p->prefetch) &&
            (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
   default:
     return false;
@@ -149,6 +191,39 @@ static bool own_prefix(const char *name, int *arch) {
   return false;
 }
 
+/* The element types of a name whose family is already in out: one token (all four operands),
+ * or wgf8's three (A, B, D). The family's own tokens follow the layout, so for wgf8 the two extra
+ * type tokens are dropped from t and the rest read at the same positions as wg's. */
+static gt_status_t parse_types(const char *name, gt_name_tokens_t *t, gt_kparams_t *out) {
+  if (out->family == GT_KFAM_WGF8) {
+    int found = 0;
+    for (size_t i = 0; i < sizeof k_f8_types / sizeof k_f8_types[0]; i++) {
+      if (strcmp(t->tok[3], k_f8_types[i].tok) == 0) out->dtype = k_f8_types[i].t, found |= 1;
+      if (strcmp(t->tok[4], k_f8_types[i].tok) == 0) out->b_dtype = k_f8_types[i].t, found |= 2;
+    }
+    for (size_t i = 0; i < sizeof k_f8_out / sizeof k_f8_out[0]; i++)
+      if (strcmp(t->tok[5], gt_dtype_name(k_f8_out[i])) == 0) out->d_dtype = k_f8_out[i], found |= 4;
+    if (found != 7)
+      return gt_err_set(GT_ERR_DATA,
+                        "instance '%s': element types '%s_%s_%s' (wgf8 takes A and B e4m3 or "
+                        "e5m2, D bf16, f16 or f32)",
+                        name, t->tok[3], t->tok[4], t->tok[5]);
+    for (int i = 3; i + 2 < t->n; i++) memcpy(t->tok[i], t->tok[i + 2], sizeof t->tok[i]);
+    t->n -= 2;
+  } else {
+    int dt = -1;
+    for (int i = 0; i < GT_DT__COUNT; i++)
+      if (dtype_ok((gt_dtype_t)i) && strcmp(t->tok[3], gt_dtype_name((gt_dtype_t)i)) == 0) dt = i;
+    if (dt < 0)
+      return gt_err_set(GT_ERR_DATA,
+                        "instance '%s': element type '%s' (own kernels take bf16, f16)", name,
+                        t->tok[3]);
+    out->dtype = (gt_dtype_t)dt;
+  }
+
+  return GT_OK;
+}
+
 gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   gt_name_tokens_t t;
   memset(out, 0, sizeof *out);
@@ -177,8 +252,9 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                       t.n > 2 ? t.tok[2] : "");
   out->family = (gt_kfamily_t)fam;
 
-  static const int k_ntok[GT_KFAM__COUNT] = {
-      [GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12, [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9};
+  static const int k_ntok[GT_KFAM__COUNT] = {[GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12,
+                                             [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9,
+                                             [GT_KFAM_WGF8] = 11};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
    * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast), then w<CW> (consumer
    * warpgroups). They are matched by tag; the canonical-form check at the end rejects any
@@ -192,7 +268,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   } k_opt[GT_KFAM__COUNT] = {
       [GT_KFAM_DECODETC] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}},
       [GT_KFAM_WG] = {2, {{"c", offsetof(gt_kparams_t, cluster_m)},
-                          {"w", offsetof(gt_kparams_t, consumers)}}}};
+                          {"w", offsetof(gt_kparams_t, consumers)}}},
+      [GT_KFAM_WGF8] = {1, {{"w", offsetof(gt_kparams_t, consumers)}}}};
   const int extra = t.n - k_ntok[fam];
   if (extra < 0 || extra > k_opt[fam].n)
     return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d%s", name, t.n,
@@ -201,13 +278,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                       : k_opt[fam].n    ? " (or up to two more, optional)"
                                         : "");
 
-  int dt = -1;
-  for (int i = 0; i < GT_DT__COUNT; i++)
-    if (dtype_ok((gt_dtype_t)i) && strcmp(t.tok[3], gt_dtype_name((gt_dtype_t)i)) == 0) dt = i;
-  if (dt < 0)
-    return gt_err_set(GT_ERR_DATA, "instance '%s': element type '%s' (own kernels take bf16, f16)",
-                      name, t.tok[3]);
-  out->dtype = (gt_dtype_t)dt;
+  if ((s = parse_types(name, &t, out)) != GT_OK) return s;
 
   if (!gt_layout_parse(t.tok[4], &out->transa, &out->transb))
     return gt_err_set(GT_ERR_DATA, "instance '%s': layout '%s' is not tn, nn, nt or tt", name,
@@ -247,6 +318,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       return s;
     break;
   case GT_KFAM_WG:
+  case GT_KFAM_WGF8:
     if ((s = want_tile(name, t.tok[5], out))) return s;
     if ((s = want_param(name, t.tok[6], "s", 1, &out->stages)) ||
         (s = want_param(name, t.tok[7], "ks", 1, &out->splitk)) ||
@@ -254,12 +326,13 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       return s;
     out->cluster_m = 1;
     out->consumers = 1;
-    out->vec = 8;
+    out->vec = out->family == GT_KFAM_WGF8 ? 16 : 8;
     break;
   default:
     return gt_err_set(GT_ERR_INTERNAL, "instance '%s': family without a grammar", name);
   }
-  for (int i = k_ntok[fam]; i < t.n; i++) {
+  /* wgf8's two extra type tokens were dropped above. */
+  for (int i = k_ntok[fam] - (fam == GT_KFAM_WGF8 ? 2 : 0); i < t.n; i++) {
     int o = 0;
     while (o < k_opt[fam].n && t.tok[i][0] != k_opt[fam].tok[o].tag[0]) o++;
     if (o == k_opt[fam].n)
@@ -279,7 +352,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
 }
 
 bool gt_kparams_uses_reduce(const gt_kparams_t *p) {
-  return p->splitk > 1 && p->family != GT_KFAM_WG;
+  return p->splitk > 1 && p->family != GT_KFAM_WG && p->family != GT_KFAM_WGF8;
 }
 
 int gt_kernel_reduce_symbol(const gt_kparams_t *kp, char *buf, int cap) {
@@ -329,7 +402,8 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
          a->warps_n == b->warps_n && a->warps_k == b->warps_k && a->unroll == b->unroll &&
          a->stages == b->stages && a->vec == b->vec && a->splitk == b->splitk &&
          a->prefetch == b->prefetch && a->cluster_m == b->cluster_m &&
-         a->consumers == b->consumers && a->epilogue == b->epilogue;
+         a->consumers == b->consumers && a->epilogue == b->epilogue &&
+         a->b_dtype == b->b_dtype && a->d_dtype == b->d_dtype;
 }
 
 int gt_kinstance_find(const char *name) {

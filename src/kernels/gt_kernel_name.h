@@ -29,6 +29,12 @@
  *       Optional tokens after p, in this order: c<CM> makes CM CTAs along M one cluster
  *       (CM x 1 x ks) that share the token tile by TMA multicast; w<CW> runs CW consumer
  *       warpgroups that split the weight rows. A missing token means 1.
+ *   gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8
+ *       Hopper fp8 decode/skinny (gt_wgf8.cuh: the wg pipeline on 1-byte operands, TN only): the
+ *       three element types A, B (e4m3 or e5m2) and D (bf16, f16 or f32; C and the bias have D's
+ *       type) after the family, then wg's tokens (BK a multiple of 128: one 128-byte swizzle row
+ *       of fp8 K); the optional w<CW> as in wg, no c. The tensorwise or outer-vector scales are
+ *       read from the kernel arguments at run time (gt_kernel_args.h).
  *
  * Every instance has an epilogue twin: the same name and parameters plus one last token, "e"
  * (gt_sm90_wg_bf16_tn_t128x16x256_s4_ks4_p16_e), a kernel of its own compiled from the same body
@@ -55,6 +61,7 @@ typedef enum gt_kfamily {
   GT_KFAM_DECODETC,   /* tensor-core decode/skinny, tokens in N tiles of 8 */
   GT_KFAM_TC,         /* generic tensor-core tiles, any shape and layout */
   GT_KFAM_WG,         /* Hopper TMA + wgmma decode/skinny tiles, TN */
+  GT_KFAM_WGF8,       /* the same on fp8 operands with scales, TN */
   GT_KFAM__COUNT
 } gt_kfamily_t;
 
@@ -69,11 +76,12 @@ typedef enum gt_kfamily {
  * unroll     chunks/batch    chunks/batch         -                    -
  * stages     -               pipeline stages      cp.async stages      TMA ring stages
  * vec        elements/load   8                    alignment (8 or 1)   8 (TMA strides)
+ * wgf8 as wg, with vec 16 (TMA's 16-byte strides in 1-byte elements), cluster_m 1.
  * splitk     splits of K across CTAs (1 = none), all families */
 typedef struct gt_kparams {
   gt_kfamily_t family;
   int arch;         /* the architecture: row of gt_karchs[] (gt_kernel_arch.h) */
-  gt_dtype_t dtype; /* A, B, C and D element type: bf16 or f16 */
+  gt_dtype_t dtype; /* A, B, C and D element type: bf16 or f16 (wgf8: A's, f8e4m3fn or f8e5m2) */
   gt_trans_t transa, transb;
   int tile_m, tile_n, tile_k;
   int warps_m, warps_n, warps_k;
@@ -85,6 +93,8 @@ typedef struct gt_kparams {
   int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */
   bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its
                     store step; false: the plain instance, for keys without one */
+  gt_dtype_t b_dtype, d_dtype; /* wgf8: B's type (f8e4m3fn, f8e5m2) and D's (bf16, f16, f32;
+                                  C and the bias too); others 0, their dtype is all four */
 } gt_kparams_t;
 
 /* One row of the generated table. threads and smem are what the kernel is launched with. */
@@ -99,7 +109,7 @@ typedef struct gt_kinstance {
 extern const gt_kinstance_t gt_kinstances[];
 extern const size_t gt_kinstance_count;
 
-/* "decode", "decodetc", "tc", "wg"; "?" for an invalid value. */
+/* "decode", "decodetc", "tc", "wg", "wgf8"; "?" for an invalid value. */
 const char *gt_kfamily_name(gt_kfamily_t f);
 
 /* Parse an instance name into its parameters. Fails with GT_ERR_NOT_FOUND when the name is not

@@ -427,6 +427,56 @@ __global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks1_p12(const __grid_constant__ 
 __global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks4_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x256_s8_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks4_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks1_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks2_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks4_p6(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
@@ -851,6 +901,56 @@ __global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks1_p12_e(const __grid_constant_
 __global__ void gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x256_s8_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks1_p6_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks2_p6_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks4_p6_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks1_p6_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks2_p6_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks4_p6_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_w2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_w2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_splitk_reduce_bf16(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_splitk_reduce_f16(const __grid_constant__ gt_kargs_t a);
 
@@ -1279,6 +1379,56 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12", (const void *)gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12},
     {"gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2},
     {"gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2", (const void *)gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks4_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks4_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks4_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks4_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks4_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks4_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks4_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks4_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x256_s8_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x256_s8_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks1_p6", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks1_p6},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks2_p6", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks2_p6},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks4_p6", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks4_p6},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks1_p6", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks1_p6},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks2_p6", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks2_p6},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks4_p6", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks4_p6},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_w2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_w2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
+    {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
+    {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e},
@@ -1703,8 +1853,58 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12_e", (const void *)gt_sm90_wg_f16_tt_t64x64x128_s6_ks2_p12_e},
     {"gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2_e", (const void *)gt_sm90_wg_f16_nt_t128x64x64_s9_ks1_p8_w2_e},
     {"gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2_e", (const void *)gt_sm90_wg_f16_tt_t128x64x64_s9_ks1_p8_w2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks4_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x8x512_s4_ks4_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks4_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks4_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks4_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x8x256_s4_ks4_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks4_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks4_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x256_s8_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x256_s8_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks1_p6_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks1_p6_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks2_p6_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks2_p6_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks4_p6_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s3_ks4_p6_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks1_p6_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks1_p6_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks2_p6_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks2_p6_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks4_p6_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s3_ks4_p6_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_w2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks2_p8_w2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks2_p8_w2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e},
 };
-const size_t gt_kinstance_fn_count = 848;
+const size_t gt_kinstance_fn_count = 948;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

@@ -77,6 +77,15 @@ set(GT_KERNEL_SOURCES_sm90
     wg_f16_1.cu
     wg_f16_2.cu
     wg_f16_3.cu
+    wgf8_e4m3_0.cu
+    wgf8_e4m3_1.cu
+    wgf8_e4m3_2.cu
+    wgf8_e4m3_3.cu
+    wgf8_e4m3_4.cu
+    wgf8_e4m3_5.cu
+    wgf8_e4m3_6.cu
+    wgf8_e4m3_7.cu
+    wgf8_e5m2_0.cu
     decode_bf16_e_0.cu
     decode_f16_e_0.cu
     decodetc_bf16_e_0.cu
@@ -149,5 +158,14 @@ set(GT_KERNEL_SOURCES_sm90
     wg_f16_e_1.cu
     wg_f16_e_2.cu
     wg_f16_e_3.cu
+    wgf8_e4m3_e_0.cu
+    wgf8_e4m3_e_1.cu
+    wgf8_e4m3_e_2.cu
+    wgf8_e4m3_e_3.cu
+    wgf8_e4m3_e_4.cu
+    wgf8_e4m3_e_5.cu
+    wgf8_e4m3_e_6.cu
+    wgf8_e4m3_e_7.cu
+    wgf8_e5m2_e_0.cu
     splitk_reduce_sm90.cu
     )

@@ -13,7 +13,10 @@
  * Epilogues: every instance has an epilogue twin (its name plus "_e", gt_kernel_name.h) that
  * applies the key's epilogue (bias, relu, bias_relu, gelu, bias_gelu) in its store step. A key
  * with an epilogue runs on the twins only, a key without one on the plain instances only, each
- * excluding the other with its reason; the kernel arguments carry the epilogue and the bias. */
+ * excluding the other with its reason; the kernel arguments carry the epilogue and the bias.
+ *
+ * FP8 (wgf8, gt_kernels_fp8.h): an instance takes the key's A and B types (e4m3, e5m2) and C/D
+ * type (bf16, f16, f32); its scales are kernel arguments, filled by gt_kernels_fp8_set_scales. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -31,6 +34,7 @@
 #include "providers/gt_provider.h"
 #include "providers/gt_reference.h"
 #include "gt_cuda_kernel_names.h"
+#include "gt_kernels_fp8.h"
 #include "platform/gt_cudalib.h"
 
 extern const gt_provider_t gt_provider_kernels;
@@ -184,7 +188,8 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) 
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
   /* wg reduces its splits inside a cluster; the others write fp32 partials to a workspace that
    * the reduce kernel sums (gt_kparams_uses_reduce, which verify reads too). */
-  g->cluster_z = kp->family == GT_KFAM_WG ? (unsigned)kp->splitk : 1;
+  g->cluster_z =
+      kp->family == GT_KFAM_WG || kp->family == GT_KFAM_WGF8 ? (unsigned)kp->splitk : 1;
   g->ws_bytes = gt_kparams_uses_reduce(kp)
                     ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
                     : 0;
@@ -209,8 +214,23 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
   // Types: mma.sync m16n8k16 (and the decode kernels' bf16x2/f16x2 unpacking) take 16-bit
   // floats; all four operands share the type and accumulation is fp32.
   if (p->op != GT_OP_GEMM) return snprintf(why, cap, "not a GEMM"), false;
-  if (p->a_type != kp->dtype || p->b_type != kp->dtype || p->c_type != kp->dtype ||
-      p->d_type != kp->dtype)
+  if (kp->family == GT_KFAM_WGF8) {
+    // fp8: the key's A and B types and scale modes (none, tensorwise, outer vector; block
+    // scales are not read by these kernels), C and D of the instance's D type. An fp8 D (its
+    // scale and amax) is cuBLASLt's alone.
+    if (!gt_kernels_fp8_select(idx, p->a_type, p->b_type, p->d_type, (int)p->scale_a,
+                               (int)p->scale_b, why, cap))
+      return false;
+    if (p->scale_d || p->amax_d)
+      return snprintf(why, cap, "writes no D scale or amax (the key has %s%s)",
+                      p->scale_d ? "a D scale" : "", p->amax_d ? " an amax output" : ""),
+             false;
+    if (p->c_type != p->d_type)
+      return snprintf(why, cap, "takes C of D's type %s; problem's C is %s",
+                      gt_dtype_name(p->d_type), gt_dtype_name(p->c_type)),
+             false;
+  } else if (p->a_type != kp->dtype || p->b_type != kp->dtype || p->c_type != kp->dtype ||
+             p->d_type != kp->dtype)
     return snprintf(why, cap, "takes %s A/B/C/D; problem is %s/%s/%s/%s", dt,
                     gt_dtype_name(p->a_type), gt_dtype_name(p->b_type), gt_dtype_name(p->c_type),
                     gt_dtype_name(p->d_type)),
@@ -250,7 +270,8 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
   // Alignment: vector loads need every row start aligned, i.e. ld a multiple of the vector.
   if (kp->vec > 1 && (p->lda % kp->vec || p->ldb % kp->vec))
     return snprintf(why, cap, "lda=%lld, ldb=%lld not multiples of %d elements (%d-byte loads)",
-                    (long long)p->lda, (long long)p->ldb, kp->vec, kp->vec * 2),
+                    (long long)p->lda, (long long)p->ldb, kp->vec,
+                    kp->vec * (int)gt_dtype_size(kp->dtype)),
            false;
   // Device: the code of the instance's architecture runs on some compute capabilities only.
   if (!gt_karch_runs_on(gt_kparams_arch(kp), d->cc_major, d->cc_minor, why, cap)) return false;
@@ -267,7 +288,8 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
                     (long long)g.grid[1], (long long)g.grid[2]),
            false;
   // TMA (wg): box coordinates are 32-bit signed.
-  if (kp->family == GT_KFAM_WG && (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX))
+  if ((kp->family == GT_KFAM_WG || kp->family == GT_KFAM_WGF8) &&
+      (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX))
     return snprintf(why, cap, "m, n or k exceeds TMA's 32-bit coordinates"), false;
   // Registers: a block the register file cannot hold fails to launch.
   kfunc_t f = func_facts(idx);
@@ -284,7 +306,8 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
 static bool smaller_tile_exists(const gt_kparams_t *kp, int64_t n) {
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *q = &gt_kinstances[i].params;
-    if (q->family == kp->family && q->dtype == kp->dtype && q->transa == kp->transa &&
+    if (q->family == kp->family && q->dtype == kp->dtype && q->b_dtype == kp->b_dtype &&
+        q->d_dtype == kp->d_dtype && q->transa == kp->transa &&
         q->transb == kp->transb && q->epilogue == kp->epilogue && q->tile_n >= n &&
         q->tile_n < kp->tile_n)
       return true;
@@ -305,7 +328,8 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
   if (f.ready > 0 && f.local_bytes > 0)
     return snprintf(why, cap, "spills %d bytes to local memory", f.local_bytes), false;
   // Tokens range: each tokens tile streams the whole weight matrix once more.
-  if (kp->family == GT_KFAM_DECODE || kp->family == GT_KFAM_DECODETC || kp->family == GT_KFAM_WG) {
+  if (kp->family == GT_KFAM_DECODE || kp->family == GT_KFAM_DECODETC || kp->family == GT_KFAM_WG ||
+      kp->family == GT_KFAM_WGF8) {
     const int min_tile = kp->family == GT_KFAM_DECODE ? 1 : 8;
     if (p->n > kp->tile_n)
       return snprintf(why, cap, "tokens n=%lld exceed the tokens tile %d: weights streamed %lld times",
@@ -393,9 +417,8 @@ static void fill_candidate(gt_candidate_t *c, int idx) {
 
 /* The hook for own fp8 kernels: an fp8 key is answered by the instances whose dtype is fp8,
  * and while the generated table has none, by one exclusion that says so (rather than one
- * "takes bf16 A/B/C/D" line per 16-bit instance). fp8 instances must also check the key's
- * scale_a/scale_b modes, fast_accum, scale_d and amax_d in hard_ok, and take the factors from
- * gt_operands_t (gt_kargs_t scale_a/scale_b/scale_mode_a/scale_mode_b), read on the device. */
+ * "takes bf16 A/B/C/D" line per 16-bit instance). hard_ok checks the fp8 instances against the
+ * key's scale modes, scale_d and amax_d; kernels_run hands them gt_operands_t's scale arrays. */
 static bool fp8_refused(const gt_problem_t *p, gt_cand_list_t *out, gt_status_t *st) {
   if (!gt_dtype_is_fp8(p->a_type) && !gt_dtype_is_fp8(p->b_type)) return false;
   for (size_t i = 0; i < gt_kinstance_count; i++)
@@ -609,6 +632,10 @@ static cudaError_t launch_main(const void *fn, dim3 grid, dim3 block, void **arg
 
 /* ---- TMA tensor maps (wg) ------------------------------------------------------------------ */
 
+/* The key's scale modes are handed to the fp8 kernels by number. */
+_Static_assert((int)GT_SCALE_NONE == GT_KFP8_SCALE_NONE && (int)GT_SCALE_TENSOR == GT_KFP8_SCALE_TENSOR &&
+                   (int)GT_SCALE_OUTER == GT_KFP8_SCALE_OUTER,
+               "gt_scale_mode_t and the fp8 kernels' scale modes agree");
 _Static_assert(sizeof(gt_tmap_t) == sizeof(CUtensorMap) &&
                    _Alignof(gt_tmap_t) == _Alignof(CUtensorMap),
                "gt_tmap_t must mirror CUtensorMap");
@@ -643,11 +670,14 @@ static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int
                               int64_t outer, int64_t ld, int box_inner, int box_outer) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {(cuuint64_t)inner, (cuuint64_t)outer};
-  const cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
+  const cuuint64_t strides[1] = {(cuuint64_t)ld * gt_dtype_size(t)};
   const cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer};
   const cuuint32_t estr[2] = {1, 1};
-  CUresult r = g_encode(&map, t == GT_DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+  /* fp8 is moved as bytes: TMA never converts, and zero bytes are +0 in both fp8 formats. */
+  const CUtensorMapDataType dt = t == GT_DT_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                 : t == GT_DT_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                  : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  CUresult r = g_encode(&map, dt,
                         2, (void *)ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, (CUtensorMapL2promotion)g_wg_promo,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -659,7 +689,19 @@ static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int
   return GT_OK;
 }
 
+/* wgf8: both operands K-major, in boxes of 128 fp8 K (the 128-byte swizzle span) x the tile's
+ * weight rows, resp. tokens. */
+static gt_status_t encode_tmaps_f8(gt_kargs_t *a, const gt_kparams_t *kp, int64_t m, int64_t n,
+                                   int64_t k, int64_t lda, int64_t ldb) {
+  pthread_once(&g_encode_once, encode_lookup);
+  if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
+  gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, k, m, lda, 128, kp->tile_m);
+  if (s != GT_OK) return s;
+  return encode_one(&a->tma_b, a->B, kp->b_dtype, k, n, ldb, 128, kp->tile_n);
+}
+
 static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_problem_t *p) {
+  if (kp->family == GT_KFAM_WGF8) return encode_tmaps_f8(a, kp, p->m, p->n, p->k, p->lda, p->ldb);
   pthread_once(&g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   /* A stage of tile_k is tile_k / 64 boxes along K: 64 elements = the 128-byte swizzle span.
@@ -686,17 +728,20 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   if (beta != 0.0f && !ops->C)
     return gt_err_set(GT_ERR_USAGE, "%s: beta != 0 needs C", in->name);
   // Vector loads need aligned operands; a misaligned pointer is refused, never read unaligned.
-  const size_t vbytes = (size_t)in->params.vec * 2;
-  if (vbytes > 2 && (!aligned(ops->A, vbytes) || !aligned(ops->B, vbytes)))
+  const bool f8 = in->params.family == GT_KFAM_WGF8;
+  const size_t esize = gt_dtype_size(in->params.dtype);
+  const size_t dsize = f8 ? gt_dtype_size(in->params.d_dtype) : 2;
+  const size_t vbytes = (size_t)in->params.vec * esize;
+  if (vbytes > esize && (!aligned(ops->A, vbytes) || !aligned(ops->B, vbytes)))
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: A or B is not %zu-byte aligned", in->name, vbytes);
-  if (!aligned(ops->D, 2) || (ops->C && !aligned(ops->C, 2)))
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: C or D is not 2-byte aligned", in->name);
+  if (!aligned(ops->D, dsize) || (ops->C && !aligned(ops->C, dsize)))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: C or D is not %zu-byte aligned", in->name, dsize);
   const bool bias = epi_has_bias((gt_epilogue_t)st->args.epilogue);
   if (bias && !ops->bias)
     return gt_err_set(GT_ERR_USAGE, "%s: the %s epilogue needs a bias vector", in->name,
                       gt_epilogue_name((gt_epilogue_t)st->args.epilogue));
-  if (bias && !aligned(ops->bias, 2))
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: the bias is not 2-byte aligned", in->name);
+  if (bias && !aligned(ops->bias, dsize))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: the bias is not %zu-byte aligned", in->name, dsize);
   if (st->ws_needed && (!ops->workspace || ops->ws_size < st->ws_needed ||
                         !aligned(ops->workspace, sizeof(float))))
     return gt_err_set(GT_ERR_USAGE, "%s: needs a %zu-byte workspace (got %zu)", in->name,
@@ -713,11 +758,19 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   a.beta_nonzero = beta != 0.0f;
   a.evict_first = g_wg_evict_first;
   a.bias = bias ? ops->bias : NULL;
+  /* fp8: the call's scale arrays, read by the kernel when it runs (a graph replay sees the
+   * values of that replay), in the key's modes (hard_ok admitted only none/tensor/outer, whose
+   * numbers are gt_kernels_fp8.h's). */
+  if (f8) {
+    gt_status_t ss = gt_kernels_fp8_set_scales(&a, ops->scale_a, (int)st->p.scale_a, ops->scale_b,
+                                               (int)st->p.scale_b);
+    if (ss != GT_OK) return ss;
+  }
   void *args[] = {&a};
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
   dim3 block = {(unsigned)st->threads, 1, 1};
-  if (in->params.family == GT_KFAM_WG) {
+  if (in->params.family == GT_KFAM_WG || f8) {
     gt_status_t es = encode_tmaps(&a, &in->params, &st->p);
     if (es != GT_OK) return es;
   }
@@ -728,6 +781,116 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
     dim3 rblock = {GT_KREDUCE_THREADS, 1, 1};
     GT_CUDA_CHECK(cudaLaunchKernel(st->reduce, rgrid, rblock, args, 0, s));
   }
+  return GT_OK;
+}
+
+/* ---- fp8 entry points (gt_kernels_fp8.h) ---------------------------------------------------- */
+
+bool gt_kernels_fp8_select(int idx, gt_dtype_t a, gt_dtype_t b, gt_dtype_t d, int mode_a,
+                           int mode_b, char *why, size_t cap) {
+  if (idx < 0 || (size_t)idx >= gt_kinstance_count)
+    return snprintf(why, cap, "not an instance of this build"), false;
+  const gt_kparams_t *kp = &gt_kinstances[idx].params;
+  if (kp->family != GT_KFAM_WGF8)
+    return snprintf(why, cap, "not an fp8 instance (family %s)", gt_kfamily_name(kp->family)),
+           false;
+  if (a != kp->dtype || b != kp->b_dtype || d != kp->d_dtype)
+    return snprintf(why, cap, "takes %s/%s A/B and %s C/D; problem is %s/%s and %s",
+                    gt_dtype_name(kp->dtype), gt_dtype_name(kp->b_dtype),
+                    gt_dtype_name(kp->d_dtype), gt_dtype_name(a), gt_dtype_name(b),
+                    gt_dtype_name(d)),
+           false;
+  // Every instance reads both scales at run time in any of the three modes.
+  if (mode_a < GT_KFP8_SCALE_NONE || mode_a > GT_KFP8_SCALE_OUTER || mode_b < GT_KFP8_SCALE_NONE ||
+      mode_b > GT_KFP8_SCALE_OUTER)
+    return snprintf(why, cap, "scale modes %d/%d (takes none, tensorwise or outer vector)", mode_a,
+                    mode_b),
+           false;
+  return true;
+}
+
+gt_status_t gt_kernels_fp8_set_scales(gt_kargs_t *a, const float *scale_a, int mode_a,
+                                      const float *scale_b, int mode_b) {
+  if (mode_a < GT_KFP8_SCALE_NONE || mode_a > GT_KFP8_SCALE_OUTER || mode_b < GT_KFP8_SCALE_NONE ||
+      mode_b > GT_KFP8_SCALE_OUTER)
+    return gt_err_set(GT_ERR_USAGE, "fp8 scale modes %d/%d (0 none, 1 tensorwise, 2 outer)",
+                      mode_a, mode_b);
+  if ((mode_a != GT_KFP8_SCALE_NONE && !scale_a) || (mode_b != GT_KFP8_SCALE_NONE && !scale_b))
+    return gt_err_set(GT_ERR_USAGE, "fp8 scale mode %d/%d needs its scale pointer", mode_a,
+                      mode_b);
+  a->scale_a = mode_a != GT_KFP8_SCALE_NONE ? scale_a : NULL;
+  a->scale_b = mode_b != GT_KFP8_SCALE_NONE ? scale_b : NULL;
+  a->scale_mode_a = mode_a;
+  a->scale_mode_b = mode_b;
+  return GT_OK;
+}
+
+gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream) {
+  char why[GT_REASON_MAX];
+  if (!gt_kernels_fp8_select(idx, c->a_type, c->b_type, c->d_type, c->scale_mode_a,
+                             c->scale_mode_b, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "fp8 launch: %s", why);
+  const gt_kinstance_t *in = &gt_kinstances[idx];
+  const gt_kparams_t *kp = &in->params;
+  // The hard rules the key-based path applies, on the call's own fields.
+  const bool has_bias = epi_has_bias((gt_epilogue_t)c->epilogue);
+  if ((c->epilogue != GT_EPI_NONE) != kp->epilogue)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", in->name,
+                      kp->epilogue ? "epilogue twin: for calls with an epilogue"
+                                   : "plain instance: the call has an epilogue");
+  const size_t dsize = gt_dtype_size(kp->d_dtype);
+  if (c->m < 1 || c->n < 1 || c->k < 1 || c->m > INT_MAX || c->n > INT_MAX || c->k > INT_MAX ||
+      c->lda < c->k || c->ldb < c->k || c->ldc < c->m)
+    return gt_err_set(GT_ERR_USAGE, "%s: bad shape m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld",
+                      in->name, (long long)c->m, (long long)c->n, (long long)c->k,
+                      (long long)c->lda, (long long)c->ldb, (long long)c->ldc);
+  if (c->lda % kp->vec || c->ldb % kp->vec || !aligned(c->A, 16) || !aligned(c->B, 16))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: TMA needs lda, ldb multiples of 16 and 16-byte "
+                      "aligned A and B", in->name);
+  if (!c->D || !aligned(c->D, dsize) || (c->C && !aligned(c->C, dsize)) ||
+      (c->beta != 0.f && !c->C) || (has_bias && (!c->bias || !aligned(c->bias, dsize))))
+    return gt_err_set(GT_ERR_USAGE, "%s: D (and C when beta != 0, the bias for a bias epilogue) "
+                      "needed, %zu-byte aligned", in->name, dsize);
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  kdev_t d = {0};
+  gt_status_t s = device_facts(dev, &d);
+  if (s != GT_OK) return s;
+  if (!gt_karch_runs_on(gt_kparams_arch(kp), d.cc_major, d.cc_minor, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", in->name, why);
+  if (in->smem_bytes > d.smem_optin)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: needs %d bytes of shared memory (device: %d)",
+                      in->name, in->smem_bytes, d.smem_optin);
+  const void *fn = gt_kinstance_fns[idx].fn;
+  if (in->smem_bytes > K_SMEM_DEFAULT)
+    GT_CUDA_CHECK(
+        cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, in->smem_bytes));
+
+  gt_problem_t p;
+  memset(&p, 0, sizeof p);
+  p.m = c->m, p.n = c->n, p.k = c->k;
+  kgeom_t g;
+  geometry(kp, &p, &g);
+  gt_kargs_t a;
+  memset(&a, 0, sizeof a);
+  a.A = c->A, a.B = c->B, a.C = c->C, a.D = c->D;
+  a.m = c->m, a.n = c->n, a.k = c->k;
+  a.lda = c->lda, a.ldb = c->ldb, a.ldc = c->ldc;
+  a.kchunk = g.kchunk;
+  a.alpha = c->alpha, a.beta = c->beta, a.beta_nonzero = c->beta != 0.f;
+  a.splits = kp->splitk;
+  a.evict_first = g_wg_evict_first;
+  a.bias = has_bias ? c->bias : NULL;
+  a.epilogue = c->epilogue;
+  if ((s = gt_kernels_fp8_set_scales(&a, c->scale_a, c->scale_mode_a, c->scale_b,
+                                     c->scale_mode_b)) != GT_OK)
+    return s;
+  if ((s = encode_tmaps_f8(&a, kp, c->m, c->n, c->k, c->lda, c->ldb)) != GT_OK) return s;
+  void *args[] = {&a};
+  dim3 grid = {(unsigned)g.grid[0], (unsigned)g.grid[1], (unsigned)g.grid[2]};
+  dim3 block = {(unsigned)in->threads, 1, 1};
+  GT_CUDA_CHECK(launch_main(fn, grid, block, args, (size_t)in->smem_bytes, g.cluster_x,
+                            g.cluster_z, (cudaStream_t)stream));
   return GT_OK;
 }
 
@@ -746,7 +909,8 @@ const gt_provider_t gt_provider_kernels = {
     .name = "kernels",
     .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
                    "decode/skinny), tc (generic tensor-core tiles), wg (Hopper TMA + wgmma "
-                   "decode/skinny), each instance with an epilogue twin (_e: bias, relu, gelu)",
+                   "decode/skinny), wgf8 (the same on fp8 operands with tensorwise or outer-vector scales), "
+                   "each instance with an epilogue twin (_e: bias, relu, gelu)",
     .backend = GT_BACKEND_CUDA,
     .init = kernels_init,
     .lib_version = kernels_lib_version,

@@ -1,0 +1,269 @@
+// Hopper fp8 decode/skinny family (wgf8): the wg pipeline (gt_wg.cuh: a producer warp streams
+// K slices into an S-stage shared-memory ring with TMA, consumer warpgroups run wgmma.mma_async
+// from shared memory, split-K summed inside a cluster) on e4m3 / e5m2 operands, with the fp8
+// scales and the D conversion in the fp32 epilogue.
+//
+// Why a family of its own and not a wg dtype: the operands are 1 byte and D is another type
+// (bf16, f16 or f32), so a name carries three types; fp8 wgmma reads both operands K-major only
+// (no transpose immediates), so only TN (the nn.Linear call) exists; the epilogue reads the
+// scales. Keeping it out of wg_body leaves every wg instance's machine code as it is.
+//
+// What changes with 1-byte elements (checked against CUTLASS's GMMA descriptors and DeepGEMM's
+// sm90 fp8 GEMM): a 128-byte swizzle row is 128 elements of K, so a TMA box is 128 K x rows and
+// a slice of BK is BK/128 boxes; the shared-memory descriptor is byte-based and so the same as
+// wg's K-major one (wg_desc: 8-row groups 1024 bytes apart, 128-byte swizzle); one instruction
+// is m64nNk32 (32 elements = 32 bytes of K, the same 32-byte step along a row as bf16's k16),
+// four per box. The instruction is
+//   wgmma.mma_async.sync.aligned.m64nNk32.f32.<ta>.<tb> {d}, desc-a, desc-b, scale-d, 1, 1;
+// with no transpose immediates (generated/wgmma_f8.cuh).
+//
+// Epilogue (fp32, once per element, by the thread that writes it after the cluster's split-K
+// sum): v = alpha * sa * sb * acc (+ beta * C) (+ act(bias)), sa = 1, scale_a[0] or scale_a[row]
+// by scale_mode_a, sb = 1, scale_b[0] or scale_b[col] by scale_mode_b (gt_kernel_args.h: for
+// nn.Linear scale_a is the weight's, per output feature; scale_b the activations', per token).
+// The scales are read from device memory when the kernel runs, after the dependent-launch wait.
+//
+// Hang safety: every mbarrier wait is bounded (wgf8_wait: about 4 s of clock cycles, then
+// __trap()), so a kernel whose copies never complete (a wrong tensor map, a miscounted
+// expect_tx) fails the launch with an error instead of holding the GPU.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "gt_kcommon.cuh"
+#include "gt_wg.cuh"
+
+namespace gtk {
+
+// Operand type tags (the PTX type is in the generated wgmma statement's specialization).
+struct e4m3 {};
+struct e5m2 {};
+
+// D as fp32 (the 16-bit D types are gtk::bf16 and gtk::f16).
+struct f32 {
+  static __device__ __forceinline__ float to_f(float v) { return v; }
+  static __device__ __forceinline__ float from_f(float f) { return f; }
+};
+// D's storage type: 16-bit patterns for bf16 / f16, float for f32.
+template <typename T> struct wgf8_store { using S = uint16_t; };
+template <> struct wgf8_store<f32> { using S = float; };
+
+template <typename TA, typename TB, int N> struct wgmma_f8;
+
+#define GT_WGMMA_F8(TA, TB, PA, PB, N)                                                   \
+  template <> struct wgmma_f8<TA, TB, N> {                                               \
+    static __device__ __forceinline__ void mma(float(&d)[N / 2], uint64_t da, uint64_t db) { \
+      GT_WGMMA_F8_N##N(PA, PB);                                                          \
+    }                                                                                    \
+  };
+
+#include "kernels/generated/wgmma_f8.cuh"
+
+#undef GT_WGMMA_F8
+
+// mbar_wait with a bound: a phase that has not completed after ~8e9 clock cycles (about 4 s at
+// the H200's 1.98 GHz; a slice takes microseconds) traps, which ends the grid with
+// cudaErrorLaunchFailure. The clock is read only after a failed try_wait.
+__device__ __forceinline__ void wgf8_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  asm volatile(
+      "{\n.reg .pred P1;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, P1;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  if (done) return;
+  const long long t0 = clock64();
+  for (;;) {
+    asm volatile(
+        "{\n.reg .pred P1;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, P1;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    if (clock64() - t0 > 8000000000LL) __trap();
+  }
+}
+
+// One fp32 scale: 1 (mode 0), the tensorwise scalar p[0] (mode 1) or p[i] (mode 2, outer vector).
+__device__ __forceinline__ float wgf8_scale(const float *p, int mode, int64_t i) {
+  return mode == 0 ? 1.f : __ldg(p + (mode == 2 ? i : 0));
+}
+
+// The twins' epilogue on an fp32 value of row `row`: epilogue_apply (gt_kcommon.cuh) with the
+// bias read as D's storage type, which for an fp32 D is float, not a 16-bit pattern.
+template <typename T>
+__device__ __forceinline__ float wgf8_epilogue(const gt_kargs_t &a, int64_t row, float v) {
+  using S = typename wgf8_store<T>::S;
+  const int e = a.epilogue;
+  const float bias = (e & 1) ? T::to_f(static_cast<const S *>(a.bias)[row]) : 0.f;
+  v = (e & 1) ? v + bias : v;
+  const float relu = v > 0.f ? v : 0.f;
+  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+  const float gelu = __fdividef(v, 1.f + __expf(-2.f * u));
+  const int act = e >> 1;
+  return act == 1 ? relu : act == 2 ? gelu : v;
+}
+
+// TA, TB: operand types (e4m3, e5m2); T: D's type (bf16, f16, f32); the tile, ring, split,
+// prefetch, orientation (SW) and consumer warpgroups (CW) as in wg_body; EPI the epilogue twin.
+template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int KS, int P,
+          bool SW, int CW, bool EPI = false>
+__device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
+  namespace cg = cooperative_groups;
+  constexpr int BOX = 128;         // one 128-byte swizzle row of 1-byte elements
+  constexpr int NBOX = BK / BOX;   // boxes per slice along K
+  constexpr int KSTEP = 32;        // elements (= bytes) of K per wgmma
+  static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
+  constexpr int WN = SW ? BM / CW : 0;       // swapped: weight rows per warpgroup (wgmma's N)
+  constexpr int MB = SW ? 1 : BM / 64 / CW;  // m64 blocks of weight rows per warpgroup
+  constexpr int R = SW ? WN / 2 : BN / 2;    // accumulator registers per thread per block
+  constexpr int BR = SW ? 64 : BN;           // token rows of a B box in shared memory
+  constexpr uint32_t A_BOX = BM * BOX, B_BOX = BR * BOX, B_LOAD = BN * BOX;
+  constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
+  constexpr int RS = BM + 4;                 // row stride of the fp32 partial tile
+  constexpr int RROWS = (BM + KS - 1) / KS;  // rows of the tile each cluster rank reduces
+  static_assert((SW ? BM % 8 == 0 && BM <= 256 && BN <= 64 : BM % 64 == 0) && BN % 8 == 0 &&
+                    BK % BOX == 0 && KS >= 1 && KS <= 8,
+                "wgf8 tile");
+  static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
+  static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wgf8 consumer split");
+  constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
+  using DS = typename wgf8_store<T>::S;
+
+  extern __shared__ uint8_t wg_smem[];
+  __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
+  const uint32_t raw = smem_u32(wg_smem);
+  const uint32_t base = (raw + 1023u) & ~1023u;  // the provider adds 1024 bytes of slack
+  float *red = reinterpret_cast<float *>(wg_smem + (base - raw));
+  const uint32_t full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[S]);
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int row0 = (int)blockIdx.x * BM, tok0 = (int)blockIdx.y * BN;
+  const krange kr = split_range(a);
+  // Splits start at multiples of BK (kchunk is rounded to the tile); the last slice of the last
+  // split may run past K, and TMA zero-fills it, so every slice runs all BK/32 steps.
+  const int nk = kr.end > kr.beg ? (int)((kr.end - kr.beg + BK - 1) / BK) : 0;
+  cg::cluster_group cluster = cg::this_cluster();
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+      mbar_init(full0 + 8 * s, 1);
+      mbar_init(empty0 + 8 * s, 128 * CW);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  float acc[MB][R];
+#pragma unroll
+  for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
+
+  const int wgi = warp / 4;
+  if (warp == PRODUCER) {
+    if (lane == 0) {
+      const void *ta = &a.tma_a, *tb = &a.tma_b;
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(ta) : "memory");
+      const int nbox = (int)((kr.end - kr.beg + BOX - 1) / BOX) * (kr.end > kr.beg);
+      for (int i = 0; i < nbox && i < P; i++) tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0);
+      pdl_wait();
+      pdl_launch_dependents();
+      const uint64_t evict_first = l2_evict_first_policy();
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(tb) : "memory");
+      for (int it = 0; it < nk; it++) {
+        const int s = it % S;
+        if (it >= S) wgf8_wait(empty0 + 8 * s, ((it / S) & 1) ^ 1);
+        const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
+        const int kc = (int)(kr.beg + (int64_t)it * BK);
+        mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
+#pragma unroll
+        for (int b = 0; b < NBOX; b++) {
+          if (a.evict_first)
+            tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
+          else
+            tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
+          tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
+        }
+      }
+    } else {
+      pdl_wait();
+    }
+  } else {
+    pdl_wait();
+    for (int it = 0; it < nk; it++) {
+      const int s = it % S;
+      wgf8_wait(full0 + 8 * s, (it / S) & 1);
+      const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / KSTEP; kk++) {
+        const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * KSTEP;
+        const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * KSTEP;
+        if constexpr (SW) {
+          // Tokens are wgmma's A (M = 64 rows of the B box), the warpgroup's weight rows its B.
+          wgmma_f8<TB, TA, WN>::mma(acc[0], wg_desc(kb), wg_desc(ka + wgi * WN * 128));
+        } else {
+#pragma unroll
+          for (int mb = 0; mb < MB; mb++)
+            wgmma_f8<TA, TB, BN>::mma(acc[mb], wg_desc(ka + (wgi * MB + mb) * 64 * 128),
+                                      wg_desc(kb));
+        }
+      }
+      wg_commit();
+      wg_wait<1>();
+      if (it > 0) mbar_arrive(empty0 + 8 * ((it - 1) % S));
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
+  }
+  // The ring is idle (every copy was waited for): reuse it for the fp32 partial red[token][row].
+  __syncthreads();
+  if (warp < PRODUCER) {
+    const int g = lane >> 2, q = lane & 3, wq = warp & 3;
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+      for (int i = 0; i < R; i++) {
+        const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
+        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;
+        const int col = SW ? ar : ac;
+        if (col < BN) red[col * RS + row] = acc[mb][i];
+      }
+  }
+  if (KS > 1)
+    cluster.sync();
+  else
+    __syncthreads();
+
+  const int rank = KS > 1 ? (int)blockIdx.z : 0;
+  const DS *C = static_cast<const DS *>(a.C);
+  DS *D = static_cast<DS *>(a.D);
+  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
+    const int row = rank * RROWS + e % RROWS, col = e / RROWS;
+    const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
+    if (row >= BM || grow >= a.m || gcol >= a.n) continue;
+    float sum = 0.f;
+#pragma unroll
+    for (int src = 0; src < KS; src++) {
+      const float *p = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
+      sum += p[col * RS + row];
+    }
+    const int64_t off = grow + gcol * a.ldc;
+    const float sc = a.alpha * wgf8_scale(a.scale_a, a.scale_mode_a, grow) *
+                     wgf8_scale(a.scale_b, a.scale_mode_b, gcol);
+    float v = sc * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = wgf8_epilogue<T>(a, grow, v);
+    D[off] = T::from_f(v);
+  }
+  if (KS > 1) cluster.sync();
+}
+
+}  // namespace gtk
