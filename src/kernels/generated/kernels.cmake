@@ -150,4 +150,11 @@ set(GT_KERNEL_SOURCES_sm90
     wg_f16_e_2.cu
     wg_f16_e_3.cu
     splitk_reduce_sm90.cu
+    grpd_bf16_0.cu
+    grpd_bf16_1.cu
+    grpd_bf16_2.cu
+    grpd_bf16_3.cu
+    grpp_bf16_0.cu
+    grpp_bf16_1.cu
+    grpp_bf16_2.cu
     )
