@@ -421,6 +421,9 @@ def grouped_files(header, inc, ginsts, archs, files, sources):
         lines.append("__global__ void %s(const __grid_constant__ gt_grouped_kargs_t p);"
                      % i["name"])
     lines.append("")
+    lines.append("// Declared extern first: a namespace-scope const has internal linkage in C++.")
+    lines.append("extern const void *const gt_grouped_fns[];")
+    lines.append("extern const size_t gt_grouped_fn_count;")
     lines.append("const void *const gt_grouped_fns[] = {")
     for i in ginsts:
         lines.append("    (const void *)%s," % i["name"])

@@ -99,17 +99,23 @@ gt_status_t encode_maps(gt_grouped_kargs_t *k, const gt_grouped_instance_t *in) 
   std::call_once(g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   const gt_grouped_args_t &g = k->g;
+  // One group: the group stride is never used, but TMA wants a valid one (a multiple of 16
+  // bytes), whatever sbg the caller left there.
+  const int64_t wstride = in->layout == GT_GROUPED_ENK ? g.sbn : g.sbk;
+  const int64_t outer = in->layout == GT_GROUPED_ENK ? g.n : g.k;
+  const cuuint64_t gstride =
+      g.groups == 1 ? (cuuint64_t)((wstride * outer * 2 + 15) / 16 * 16) : (cuuint64_t)g.sbg * 2;
   gt_status_t s;
   if (in->layout == GT_GROUPED_ENK) {
     // K innermost, then N, then the group: boxes of 64 K x BM weight rows.
     const cuuint64_t dims[3] = {(cuuint64_t)g.k, (cuuint64_t)g.n, (cuuint64_t)g.groups};
-    const cuuint64_t str[2] = {(cuuint64_t)g.sbn * 2, (cuuint64_t)g.sbg * 2};
+    const cuuint64_t str[2] = {(cuuint64_t)g.sbn * 2, gstride};
     const cuuint32_t box[3] = {64, (cuuint32_t)in->tile_n, 1};
     s = encode(&k->tma_w, g.b, 3, dims, str, box, "the [E][N][K] weights");
   } else {
     // N innermost, then K, then the group: boxes of 64 N x 64 K.
     const cuuint64_t dims[3] = {(cuuint64_t)g.n, (cuuint64_t)g.k, (cuuint64_t)g.groups};
-    const cuuint64_t str[2] = {(cuuint64_t)g.sbk * 2, (cuuint64_t)g.sbg * 2};
+    const cuuint64_t str[2] = {(cuuint64_t)g.sbk * 2, gstride};
     const cuuint32_t box[3] = {64, 64, 1};
     s = encode(&k->tma_w, g.b, 3, dims, str, box, "the [E][K][N] weights");
   }
@@ -146,7 +152,8 @@ extern "C" gt_status_t gt_grouped_supports(int idx, const gt_grouped_args_t *a) 
   const int64_t wstride = in->layout == GT_GROUPED_ENK ? a->sbn : a->sbk;
   if (!aligned(a->a, 16) || !aligned(a->b, 16))
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: a or b is not 16-byte aligned (TMA)", in->name);
-  if (a->lda % 8 || wstride % 8 || a->sbg % 8 || a->lda < a->k || wstride <= 0 || a->sbg < 0)
+  if (a->lda % 8 || wstride % 8 || (a->groups > 1 && a->sbg % 8) || a->lda < a->k ||
+      wstride <= 0 || a->sbg < 0)
     return gt_err_set(GT_ERR_UNSUPPORTED,
                       "%s: lda %lld, weight stride %lld and sbg %lld must be multiples of 8"
                       " elements (TMA's 16-byte strides), lda >= k", in->name, (long long)a->lda,

@@ -23,6 +23,9 @@
 extern "C" {
 #endif
 
+/* cudaStream_t is `struct CUstream_st *`: declared here so this header needs no CUDA header. */
+struct CUstream_st;
+
 typedef enum gt_grouped_family {
   GT_GROUPED_DECODE = 0, /* grpd */
   GT_GROUPED_PREFILL     /* grpp */

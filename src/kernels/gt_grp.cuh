@@ -151,6 +151,73 @@ __device__ __forceinline__ grp_slot grp_find_slot(const gt_grouped_args_t &g, in
   return out;
 }
 
+// The producer lane: streams nk BK-wide slices of the group's BM weight rows from n0 and of the
+// BN routed rows from r0, starting at K kbeg, into the S-stage ring at `base`.
+template <int BM, int BN, int BK, int S, bool WMN>
+__device__ __forceinline__ void grp_produce(const gt_grouped_kargs_t &p, uint32_t base,
+                                            uint32_t full0, uint32_t empty0, int grp, int n0,
+                                            int r0, int64_t kbeg, int nk) {
+  constexpr int BOX = 64, NBOX = BK / BOX;
+  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
+  constexpr int MBOX = 64 * BOX * 2;  // bytes of one 64 x 64 box (ekn weights)
+  const void *tw = &p.tma_w, *tx = &p.tma_x;
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tw) : "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tx) : "memory");
+  const uint64_t evict_first = l2_evict_first_policy();
+  for (int it = 0; it < nk; it++) {
+    const int s = it % S;
+    if (it >= S) grp_wait(empty0 + 8 * s, ((it / S) & 1) ^ 1);
+    const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
+    const int kc = (int)(kbeg + (int64_t)it * BK);
+    mbar_expect_tx(bar, STAGE);
+    auto load_w = [&](uint32_t d, int c0, int c1) {
+      if (p.evict_first)
+        tma_load_3d_hint(d, tw, bar, c0, c1, grp, evict_first);
+      else
+        tma_load_3d(d, tw, bar, c0, c1, grp);
+    };
+#pragma unroll
+    for (int b = 0; b < NBOX; b++) {
+      if constexpr (WMN) {
+#pragma unroll
+        for (int j = 0; j < BM / 64; j++)
+          load_w(dst + b * A_BOX + j * MBOX, n0 + j * 64, kc + b * BOX);
+      } else {
+        load_w(dst + b * A_BOX, kc + b * BOX, n0);
+      }
+      tma_load_2d(dst + A_BYTES + b * B_BOX, tx, bar, kc + b * BOX, r0);
+    }
+  }
+}
+
+// Writes this cluster rank's share of the output tile: the KS fp32 partials red[row][column]
+// (row stride BM + 4) summed in rank order, plus the group's bias, for the tile's columns below
+// n and its rows below the group's end rend.
+template <typename T, int BM, int BN, int KS>
+__device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red, int grp, int n0,
+                                          int r0, int64_t rend) {
+  namespace cg = cooperative_groups;
+  constexpr int RS = BM + 4, RROWS = (BM + KS - 1) / KS;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = KS > 1 ? (int)blockIdx.z : 0;
+  uint16_t *D = static_cast<uint16_t *>(g.d);
+  const uint16_t *bias = static_cast<const uint16_t *>(g.bias);
+  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
+    const int wrow = rank * RROWS + e % RROWS, trow = e / RROWS;
+    const int64_t col = (int64_t)n0 + wrow, row = (int64_t)r0 + trow;
+    if (wrow >= BM || col >= g.n || row >= rend) continue;
+    float sum = 0.f;
+#pragma unroll
+    for (int src = 0; src < KS; src++) {
+      const float *q = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
+      sum += q[trow * RS + wrow];
+    }
+    if (bias) sum += T::to_f(bias[(int64_t)grp * g.sbias + col]);
+    D[row * g.ldd + col] = T::from_f(sum);
+  }
+}
+
 // T: element type; BM weight rows (output columns) x BN routed rows x BK per slice; S stages; KS
 // splits of K in one cluster; SW: the prefill orientation (see the top of the file); WMN: ekn
 // weights (N-major).
@@ -165,8 +232,6 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
   constexpr int RS = BM + 4;  // row stride of the fp32 partial tile (no bank conflicts)
-  constexpr int RROWS = (BM + KS - 1) / KS;
-  constexpr int MBOX = 64 * BOX * 2;  // bytes of one 64 x 64 box (ekn weights)
   constexpr int KSTEP_A = WMN ? 2048 : 32;
   constexpr int PRODUCER = 4 * NWG;
   static_assert(BM % 64 == 0 && BM <= 256 && BK % BOX == 0 && KS >= 1 && KS <= 8, "grp tile");
@@ -219,36 +284,8 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
 
   const int wgi = warp / 4;
   if (warp == PRODUCER) {
-    if (lane == 0) {
-      const void *tw = &p.tma_w, *tx = &p.tma_x;
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(tw) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(tx) : "memory");
-      const uint64_t evict_first = l2_evict_first_policy();
-      for (int it = 0; it < nk; it++) {
-        const int s = it % S;
-        if (it >= S) grp_wait(empty0 + 8 * s, ((it / S) & 1) ^ 1);
-        const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
-        const int kc = (int)(kbeg + (int64_t)it * BK);
-        mbar_expect_tx(bar, STAGE);
-        auto load_w = [&](uint32_t d, int c0, int c1) {
-          if (p.evict_first)
-            tma_load_3d_hint(d, tw, bar, c0, c1, grp, evict_first);
-          else
-            tma_load_3d(d, tw, bar, c0, c1, grp);
-        };
-#pragma unroll
-        for (int b = 0; b < NBOX; b++) {
-          if constexpr (WMN) {
-#pragma unroll
-            for (int j = 0; j < BM / 64; j++)
-              load_w(dst + b * A_BOX + j * MBOX, n0 + j * 64, kc + b * BOX);
-          } else {
-            load_w(dst + b * A_BOX, kc + b * BOX, n0);
-          }
-          tma_load_2d(dst + A_BYTES + b * B_BOX, tx, bar, kc + b * BOX, r0);
-        }
-      }
-    }
+    if (lane == 0)
+      grp_produce<BM, BN, BK, S, WMN>(p, base, full0, empty0, grp, n0, r0, kbeg, nk);
   } else {
     for (int it = 0; it < nk; it++) {
       const int s = it % S;
@@ -299,22 +336,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   else
     __syncthreads();
 
-  const int rank = KS > 1 ? (int)blockIdx.z : 0;
-  uint16_t *D = static_cast<uint16_t *>(g.d);
-  const uint16_t *bias = static_cast<const uint16_t *>(g.bias);
-  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
-    const int wrow = rank * RROWS + e % RROWS, trow = e / RROWS;
-    const int64_t col = (int64_t)n0 + wrow, row = (int64_t)r0 + trow;
-    if (wrow >= BM || col >= g.n || row >= sl.rend) continue;
-    float sum = 0.f;
-#pragma unroll
-    for (int src = 0; src < KS; src++) {
-      const float *q = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
-      sum += q[trow * RS + wrow];
-    }
-    if (bias) sum += T::to_f(bias[(int64_t)grp * g.sbias + col]);
-    D[row * g.ldd + col] = T::from_f(sum);
-  }
+  grp_store<T, BM, BN, KS>(g, red, grp, n0, r0, sl.rend);
   // No CTA leaves while a peer may still read its partial.
   if (KS > 1) cluster.sync();
 }

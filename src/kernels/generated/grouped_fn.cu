@@ -24,6 +24,9 @@ __global__ void gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1(const __grid_constant__
 __global__ void gt_sm90_grpp_bf16_ekn_t128x128x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 
+// Declared extern first: a namespace-scope const has internal linkage in C++.
+extern const void *const gt_grouped_fns[];
+extern const size_t gt_grouped_fn_count;
 const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s4_ks2,
