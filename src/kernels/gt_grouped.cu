@@ -2,10 +2,12 @@
 // of one instance. Per call it encodes the two TMA tensor maps from the pointers (the weights
 // 3-D: the group is the outer dimension, so TMA zero-fills N and K tails inside a group and a box
 // never reads into the next group's weights) and launches one kernel, with a cluster of the
-// instance's K splits; nothing here synchronises with the device.
+// instance's K splits; nothing here synchronises with the device. Host C++ without its runtime
+// (pthread, no std::mutex, nothing with a destructor): the shim links this into processes whose
+// link line has no libstdc++.
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <mutex>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,7 @@ typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32
                                     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 encode_tiled_fn g_encode;
-std::once_flag g_encode_once;
+pthread_once_t g_encode_once = PTHREAD_ONCE_INIT;
 char g_encode_why[128];
 
 void encode_lookup() {
@@ -51,25 +53,27 @@ void encode_lookup() {
 struct devinfo {
   int major, minor, smem_optin;
 };
+devinfo g_dev_cache[64];
+bool g_dev_have[64];
+pthread_mutex_t g_dev_mu = PTHREAD_MUTEX_INITIALIZER;
 gt_status_t device_info(devinfo *out) {
   int dev = 0;
   GT_CUDA_CHECK(cudaGetDevice(&dev));
-  static devinfo cache[64];
-  static bool have[64];
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  if (dev >= 0 && dev < 64 && have[dev]) {
-    *out = cache[dev];
-    return GT_OK;
-  }
+  pthread_mutex_lock(&g_dev_mu);
+  const bool cached = dev >= 0 && dev < 64 && g_dev_have[dev];
+  if (cached) *out = g_dev_cache[dev];
+  pthread_mutex_unlock(&g_dev_mu);
+  if (cached) return GT_OK;
   devinfo d;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev));
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&d.minor, cudaDevAttrComputeCapabilityMinor, dev));
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&d.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  pthread_mutex_lock(&g_dev_mu);
   if (dev >= 0 && dev < 64) {
-    cache[dev] = d;
-    have[dev] = true;
+    g_dev_cache[dev] = d;
+    g_dev_have[dev] = true;
   }
+  pthread_mutex_unlock(&g_dev_mu);
   *out = d;
   return GT_OK;
 }
@@ -96,7 +100,7 @@ gt_status_t encode(gt_tmap_t *out, const void *ptr, int rank, const cuuint64_t *
 }
 
 gt_status_t encode_maps(gt_grouped_kargs_t *k, const gt_grouped_instance_t *in) {
-  std::call_once(g_encode_once, encode_lookup);
+  pthread_once(&g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   const gt_grouped_args_t &g = k->g;
   // One group: the group stride is never used, but TMA wants a valid one (a multiple of 16

@@ -193,16 +193,67 @@ __device__ __forceinline__ void grp_produce(const gt_grouped_kargs_t &p, uint32_
 
 // Writes this cluster rank's share of the output tile: the KS fp32 partials red[row][column]
 // (row stride BM + 4) summed in rank order, plus the group's bias, for the tile's columns below
-// n and its rows below the group's end rend.
+// n and its rows below the group's end rend. Eight columns per thread and one 16-byte store where
+// D (and the bias) allow it, so a prefill tile's 32K outputs do not cost more than a few slices of
+// the main loop; element by element otherwise, and at the N tail.
 template <typename T, int BM, int BN, int KS>
 __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red, int grp, int n0,
                                           int r0, int64_t rend) {
   namespace cg = cooperative_groups;
-  constexpr int RS = BM + 4, RROWS = (BM + KS - 1) / KS;
+  constexpr int RS = BM + 4, RROWS = (BM + KS - 1) / KS, V = 8;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = KS > 1 ? (int)blockIdx.z : 0;
   uint16_t *D = static_cast<uint16_t *>(g.d);
   const uint16_t *bias = static_cast<const uint16_t *>(g.bias);
+  const uint16_t *gbias = bias ? bias + (int64_t)grp * g.sbias : nullptr;
+  const bool vec = RROWS % V == 0 && g.ldd % V == 0 && ((uintptr_t)D & 15) == 0 &&
+                   (!bias || (g.sbias % V == 0 && ((uintptr_t)bias & 15) == 0));
+  if (vec) {
+    constexpr int CV = RROWS / V;  // vectors per tile row in this rank's share
+    for (int e = threadIdx.x; e < CV * BN; e += blockDim.x) {
+      const int wrow = rank * RROWS + (e % CV) * V, trow = e / CV;
+      const int64_t col = (int64_t)n0 + wrow, row = (int64_t)r0 + trow;
+      if (wrow >= BM || col >= g.n || row >= rend) continue;
+      float v[V];
+#pragma unroll
+      for (int j = 0; j < V; j++) v[j] = 0.f;
+#pragma unroll
+      for (int src = 0; src < KS; src++) {
+        const float *q = (KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red) +
+                         trow * RS + wrow;
+        const float4 x0 = *reinterpret_cast<const float4 *>(q);
+        const float4 x1 = *reinterpret_cast<const float4 *>(q + 4);
+        v[0] += x0.x, v[1] += x0.y, v[2] += x0.z, v[3] += x0.w;
+        v[4] += x1.x, v[5] += x1.y, v[6] += x1.z, v[7] += x1.w;
+      }
+      const bool whole = col + V <= g.n;
+      if (gbias) {
+        if (whole) {
+          const uint4 bv = *reinterpret_cast<const uint4 *>(gbias + col);
+          const uint32_t w[4] = {bv.x, bv.y, bv.z, bv.w};
+#pragma unroll
+          for (int j = 0; j < V; j++) v[j] += T::to_f((uint16_t)(w[j / 2] >> (16 * (j % 2))));
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; j++)
+            if (col + j < g.n) v[j] += T::to_f(gbias[col + j]);
+        }
+      }
+      uint16_t *dst = D + row * g.ldd + col;
+      if (whole) {
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+          w[j] = (uint32_t)T::from_f(v[2 * j]) | ((uint32_t)T::from_f(v[2 * j + 1]) << 16);
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+          if (col + j < g.n) dst[j] = T::from_f(v[j]);
+      }
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
     const int wrow = rank * RROWS + e % RROWS, trow = e / RROWS;
     const int64_t col = (int64_t)n0 + wrow, row = (int64_t)r0 + trow;
@@ -213,7 +264,7 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
       const float *q = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
       sum += q[trow * RS + wrow];
     }
-    if (bias) sum += T::to_f(bias[(int64_t)grp * g.sbias + col]);
+    if (gbias) sum += T::to_f(gbias[col]);
     D[row * g.ldd + col] = T::from_f(sum);
   }
 }

@@ -40,6 +40,8 @@ static const gcase_t k_cases[] = {
     {"prefill_uneven_bias", 3, {300, 513, 200}, 11, 520, 384, 8, 0, 1, 1},
     {"k_tail_n_tail", 3, {65, 7, 129}, 2, 72, 72, 0, 8, 0, 0},
     {"all_empty", 4, {0, 0, 0, 0}, 8, 128, 128, 0, 0, 0, 1},
+    /* N not a multiple of 8 with ldd one: the vector store's partial last vector */
+    {"n_tail_vector_store_bias", 3, {20, 0, 37}, 3, 100, 196, 4, 4, 4, 1},
 };
 #define NCASES (sizeof k_cases / sizeof k_cases[0])
 
@@ -104,7 +106,7 @@ static void prob_make(prob_t *p, const gcase_t *c, int layout) {
     a->sbk = c->n + c->pad_w;
     a->sbg = a->sbk * c->k;
   }
-  a->sbias = c->n + 8;
+  a->sbias = (c->n + 8 + 7) / 8 * 8; /* 16-byte aligned vectors: the vector store reads them */
   p->xsz = a->rows * a->lda;
   p->wsz = a->sbg * c->groups;
   p->dsz = a->rows * a->ldd;

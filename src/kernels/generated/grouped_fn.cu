@@ -13,6 +13,19 @@ __global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s4_ks4(const __grid_constant__ g
 __global__ void gt_sm90_grpd_bf16_enk_t128x32x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_enk_t128x32x128_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_enk_t128x64x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s3_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s3_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s3_ks4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x16x128_s3_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x16x128_s3_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x16x128_s3_ks4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
@@ -23,6 +36,7 @@ __global__ void gt_sm90_grpp_bf16_ekn_t256x128x64_s4_ks1(const __grid_constant__
 __global__ void gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpp_bf16_ekn_t128x128x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpp_bf16_enk_t192x128x64_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 
 // Declared extern first: a namespace-scope const has internal linkage in C++.
 extern const void *const gt_grouped_fns[];
@@ -38,6 +52,19 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpd_bf16_enk_t128x32x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_enk_t128x32x128_s4_ks2,
     (const void *)gt_sm90_grpd_bf16_enk_t128x64x64_s6_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x256_s3_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x256_s3_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x256_s3_ks4,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks4,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x16x128_s3_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x16x128_s3_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x16x128_s3_ks4,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks2,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks2,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1,
@@ -48,6 +75,7 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1,
     (const void *)gt_sm90_grpp_bf16_ekn_t128x128x64_s6_ks1,
     (const void *)gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1,
+    (const void *)gt_sm90_grpp_bf16_enk_t192x128x64_s4_ks1,
 };
-const size_t gt_grouped_fn_count = 20;
+const size_t gt_grouped_fn_count = 34;
 }  // extern "C"

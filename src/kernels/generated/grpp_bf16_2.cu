@@ -5,3 +5,8 @@ extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1(const __grid_constant__ gt_grouped_kargs_t p) {
   gtk::grp_body<gtk::bf16, 256, 64, 64, 5, 1, true, false>(p);
 }
+
+extern "C" __global__ void __launch_bounds__(288)
+gt_sm90_grpp_bf16_enk_t192x128x64_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p) {
+  gtk::grp_body<gtk::bf16, 192, 128, 64, 4, 1, true, false>(p);
+}

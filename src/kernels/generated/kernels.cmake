@@ -154,6 +154,9 @@ set(GT_KERNEL_SOURCES_sm90
     grpd_bf16_1.cu
     grpd_bf16_2.cu
     grpd_bf16_3.cu
+    grpd_bf16_4.cu
+    grpd_bf16_5.cu
+    grpd_bf16_6.cu
     grpp_bf16_0.cu
     grpp_bf16_1.cu
     grpp_bf16_2.cu
