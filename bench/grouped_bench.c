@@ -227,6 +227,11 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < gt_grouped_instance_count; i++) {
         const gt_grouped_instance_t *in = &gt_grouped_instances[i];
         if (only && strcmp(only, in->name)) continue;
+        /* A decode tile re-reads the group's weights for every BN rows: past 4 tiles per group
+         * on average it cannot win, and at prefill it would take seconds. */
+        if (!only && in->family == GT_GROUPED_DECODE && active &&
+            rows > 4 * (int64_t)in->tile_rows * active)
+          continue;
         a.b = w[0];
         if (gt_grouped_supports((int)i, &a) != GT_OK) continue;
         const double us = time_instance(in->name, &a, w, copies, iters, reps, st, e0, e1);

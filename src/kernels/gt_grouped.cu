@@ -78,6 +78,10 @@ gt_status_t device_info(devinfo *out) {
   return GT_OK;
 }
 
+// Whether an instance's shared-memory limit is set on a device: [device][instance].
+#define GT_GROUPED_MAX_CACHED 256
+int g_smem_set[64][GT_GROUPED_MAX_CACHED];
+
 bool aligned(const void *p, size_t n) { return ((uintptr_t)p % n) == 0; }
 
 // A TMA coordinate is a signed 32-bit integer, a global extent at most 2^32 and a stride below
@@ -224,8 +228,16 @@ extern "C" gt_status_t gt_grouped_launch(const char *idx_or_name, const gt_group
   s = encode_maps(&k, in);
   if (s != GT_OK) return s;
   const void *fn = gt_grouped_fns[idx];
-  // Function state, not a stream operation: legal while the stream is being captured.
-  GT_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, in->smem));
+  // Function state, not a stream operation: legal while the stream is being captured. Set once
+  // per device and instance (it is a host call of about a microsecond on every launch else).
+  int dev = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&dev));
+  const bool cacheable = dev >= 0 && dev < 64 && idx < GT_GROUPED_MAX_CACHED;
+  if (!cacheable || !__atomic_load_n(&g_smem_set[cacheable ? dev : 0][cacheable ? idx : 0],
+                                     __ATOMIC_ACQUIRE)) {
+    GT_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, in->smem));
+    if (cacheable) __atomic_store_n(&g_smem_set[dev][idx], 1, __ATOMIC_RELEASE);
+  }
   cudaLaunchConfig_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.gridDim = dim3(grid[0], grid[1], grid[2]);
