@@ -127,6 +127,16 @@ for s in "${stages[@]}"; do
     capfirst)
       # Every key's first call inside torch.cuda.graph: capture -> tune -> verify in the replays.
       TAIL=80 run_stage capfirst ${T_CAPFIRST:-600} bash "$root/bench/capture_first_verify.sh" "$build" "$work/capfirst" ;;
+    grouped)
+      # The grouped GEMM kernels: their GPU test, grouped_bench over the MoE shapes, and the
+      # same kernels against torch._grouped_mm in one process (logs and CSVs in $OUT/grouped).
+      gdir="$OUT/grouped"
+      mkdir -p "$gdir"
+      gpy=python3
+      [ -x /opt/torch/.venv/bin/python ] && gpy=/opt/torch/.venv/bin/python
+      TAIL=40 run_stage grouped_test ${T_GTEST:-600} bash -c "set -o pipefail; cd '$build' && ctest --output-on-failure -R '^gpu_test_grouped\$' --timeout 600 2>&1 | tee '$gdir/test.log'"
+      TAIL=60 run_stage grouped_bench ${T_GBENCH:-900} bash -c "set -o pipefail; '$build/grouped_bench' --csv '$gdir/grouped_bench.csv' 2>&1 | tee '$gdir/grouped_bench.log'"
+      TAIL=60 run_stage grouped_torch ${T_GTORCH:-900} bash -c "set -o pipefail; '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgt_grouped_bench.so' --csv '$gdir/grouped_vs_torch.csv' 2>&1 | tee '$gdir/grouped_vs_torch.log'" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done

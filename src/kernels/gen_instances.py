@@ -15,9 +15,16 @@ Writes src/kernels/generated/:
                            threads, dynamic shared memory)
   instances_fn.cu          kernel handles for cudaLaunchKernel, in the table's order, and the
                            reduce kernels' handles by name
-  wgmma_ss.cuh             the wgmma.mma_async m64nNk16 wrappers for every N the wg instances use
+  wgmma_ss.cuh             the wgmma.mma_async m64nNk16 wrappers for every N the wg and grouped
+                           instances use
   wgmma_f8.cuh             the fp8 wgmma.mma_async m64nNk32 wrappers for every (A type, B type,
                            N) the wgf8 instances use (only when the space has wgf8 instances)
+  <gfamily>_<dtype>_<i>.cu the grouped GEMM kernels (space.json's "grouped" section: families
+                           grpd and grpp, gt_grp.cuh), one `extern "C" __global__` kernel per
+                           instance taking gt_grouped_kargs_t, symbol = instance name
+  grouped_instances.c      their plain-C table (name, family, layout, tile, threads, shared
+                           memory; gt_grouped.h), written only when the space has that section
+  grouped_fn.cu            their kernel handles, in the same order
   kernels.cmake            each kernel source and the CUDA architecture it is compiled for
                            (src/kernels/CMakeLists.txt builds one object library per architecture)
 
@@ -319,6 +326,171 @@ FAMILIES = {
     "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "w"], make_wgf8, "gt_wgf8.cuh", 6,
                    "GT_KFAM_WGF8"),
 }
+
+
+# ---- grouped GEMM families (space.json "grouped") -----------------------------------------------
+#
+# torch._grouped_mm's 2-D x 3-D problem (gt_grouped_args.h), kernels in gt_grp.cuh. They take
+# their own argument block and have their own table (grouped_instances.c, gt_grouped.h), so the
+# dense provider never sees them. Names: gt_<arch>_<family>_<dtype>_<layout>_t<BM>x<BN>x<BK>_s<S>
+# _ks<KS>, BM weight rows (output columns) x BN routed rows; layout enk: weights [E][N][K]
+# (sbk == 1), ekn: [E][K][N] (sbn == 1).
+
+GROUPED_LAYOUTS = {"enk": "GT_GROUPED_ENK", "ekn": "GT_GROUPED_EKN"}
+
+
+def check_grp_common(p, fam):
+    (bm, bn, bk), st, ks = p["t"], p["s"], p["ks"]
+    if p["dtype"] != "bf16":
+        raise SpaceError("%s: bf16 only (torch's grouped_mm path this family replaces)" % fam)
+    if p["layout"] not in GROUPED_LAYOUTS:
+        raise SpaceError("%s: layout is one of %s" % (fam, ", ".join(GROUPED_LAYOUTS)))
+    if bm not in (64, 128, 192, 256):
+        raise SpaceError("%s: BM is 64, 128, 192 or 256 weight rows (64-row boxes, m64 blocks)"
+                         % fam)
+    if bk not in (64, 128, 256):
+        raise SpaceError("%s: BK is 64, 128 or 256 (1, 2 or 4 128-byte swizzle boxes)" % fam)
+    if st < 2:
+        raise SpaceError("%s: at least 2 stages" % fam)
+    if not 1 <= ks <= 8:
+        raise SpaceError("%s: ks is 1 to 8 (the splits form one portable cluster)" % fam)
+    if bn * (bm + 4) * 4 > st * (bm + bn) * bk * 2:
+        raise SpaceError("%s: the fp32 partial tile must fit in the stage ring" % fam)
+
+
+def make_grp(p, fam, swapped):
+    check_grp_common(p, fam)
+    (bm, bn, bk), st, ks = p["t"], p["s"], p["ks"]
+    if swapped:
+        if bn not in (64, 128):
+            raise SpaceError("grpp: BN is 64 or 128 routed rows (one m64 consumer warpgroup"
+                             " per 64 rows)")
+        if ks != 1:
+            raise SpaceError("grpp: no split-K (prefill tiles have work enough)")
+    elif bn not in WG_TOKENS:
+        raise SpaceError("grpd: BN is one of %s routed rows (wgmma's N)" % (WG_TOKENS,))
+    nwg = bn // 64 if swapped else 1
+    return dict(tokens="t%dx%dx%d_s%d_ks%d" % (bm, bn, bk, st, ks),
+                row=dict(tile_n=bm, tile_rows=bn, tile_k=bk, stages=st, splitk=ks),
+                threads=128 * nwg + 32,
+                smem=st * (bm + bn) * bk * 2 + 1024,
+                static_smem=16 * st + 32,  # mbarriers and the slot
+                body=("gtk::grp_body", ["gtk::bf16", bm, bn, bk, st, ks, cbool(swapped),
+                                        cbool(p["layout"] == "ekn")]),
+                wgmma_n=bm if swapped else bn)
+
+
+GFamily = collections.namedtuple("GFamily", "keys make per_file c_enum")
+GROUPED_FAMILIES = {
+    "grpd": GFamily(["dtype", "layout", "t", "s", "ks"], lambda p: make_grp(p, "grpd", False), 4,
+                    "GT_GROUPED_DECODE"),
+    "grpp": GFamily(["dtype", "layout", "t", "s", "ks"], lambda p: make_grp(p, "grpp", True), 2,
+                    "GT_GROUPED_PREFILL"),
+}
+
+
+def expand_grouped(space, archs, used_archs):
+    """The grouped instances in declaration order (family, then architecture, then group)."""
+    section = space.get("grouped")
+    if section is None:
+        return []
+    out, seen = [], set()
+    used = [a["token"] for a in used_archs]
+    for fam, spec in section.get("families", {}).items():
+        if fam not in GROUPED_FAMILIES:
+            raise SpaceError("unknown grouped family %r (families: %s)"
+                             % (fam, ", ".join(GROUPED_FAMILIES)))
+        gf = GROUPED_FAMILIES[fam]
+        for arch in family_archs(fam, spec, archs):
+            if arch["token"] not in used:
+                raise SpaceError("%s: arch %s has no dense instances (the grouped table indexes"
+                                 " the dense table's architectures)" % (fam, arch["token"]))
+            for gi, group in enumerate(spec["groups"]):
+                merged = dict(spec.get("defaults", {}))
+                merged.update(group)
+                unknown = set(merged) - set(gf.keys)
+                missing = [k for k in gf.keys if k not in merged]
+                if unknown or missing:
+                    raise SpaceError("%s group %d: unknown keys %s, missing keys %s"
+                                     % (fam, gi, sorted(unknown), missing))
+                for combo in itertools.product(*[merged[k] for k in gf.keys]):
+                    pr = dict(zip(gf.keys, combo))
+                    try:
+                        spec_i = gf.make(pr)
+                    except SpaceError as e:
+                        raise SpaceError("%s group %d %s: %s" % (fam, gi, pr, e))
+                    name = "gt_%s_%s_%s_%s_%s" % (arch["token"], fam, pr["dtype"], pr["layout"],
+                                                  spec_i["tokens"])
+                    if name in seen:
+                        raise SpaceError("duplicate grouped instance %s" % name)
+                    seen.add(name)
+                    total = spec_i["smem"] + spec_i["static_smem"]
+                    if total > arch["max_smem"]:
+                        raise SpaceError("%s: %d bytes of shared memory exceed %s's %d"
+                                         % (name, total, arch["target"], arch["max_smem"]))
+                    tmpl, targs = spec_i["body"]
+                    out.append(dict(name=name, family=fam, arch=arch["token"],
+                                    dtype=pr["dtype"], layout=pr["layout"], row=spec_i["row"],
+                                    threads=spec_i["threads"], smem=spec_i["smem"],
+                                    body="%s<%s>(p);" % (tmpl, ", ".join(str(x) for x in targs)),
+                                    wgmma_n=spec_i["wgmma_n"]))
+    return out
+
+
+def grouped_kernel_file(header, inc, insts):
+    lines = ["// " + header, '#include "%s/gt_grp.cuh"' % inc]
+    for i in insts:
+        lines.append("")
+        lines.append('extern "C" __global__ void __launch_bounds__(%d)' % i["threads"])
+        lines.append("%s(const __grid_constant__ gt_grouped_kargs_t p) {" % i["name"])
+        lines.append("  " + i["body"])
+        lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def grouped_files(header, inc, ginsts, archs, files, sources):
+    """Adds the grouped kernel sources, table and handles to files (and sources)."""
+    arch_index = {a["token"]: k for k, a in enumerate(archs)}
+    groups = collections.OrderedDict()
+    for i in ginsts:
+        groups.setdefault((i["family"], i["arch"], i["dtype"]), []).append(i)
+    multi = len({i["arch"] for i in ginsts}) > 1
+    for (fam, arch, dt), group in groups.items():
+        per = GROUPED_FAMILIES[fam].per_file
+        stem = "%s_%s_%s" % (fam, arch, dt) if multi else "%s_%s" % (fam, dt)
+        for j in range(0, len(group), per):
+            fn = "%s_%d.cu" % (stem, j // per)
+            files[fn] = grouped_kernel_file(header, inc, group[j:j + per])
+            sources[arch].append(fn)
+    lines = ["/* " + header + " */", '#include "%s/gt_grouped.h"' % inc, "",
+             "const gt_grouped_instance_t gt_grouped_instances[] = {"]
+    for i in ginsts:
+        r = i["row"]
+        lines.append('    {"%s", %s, %d, %s, %s,' % (
+            i["name"], GROUPED_FAMILIES[i["family"]].c_enum, arch_index[i["arch"]],
+            DTYPES[i["dtype"]][0], GROUPED_LAYOUTS[i["layout"]]))
+        lines.append("     %d, %d, %d, %d, %d, %d, %d}," % (
+            r["tile_n"], r["tile_rows"], r["tile_k"], r["stages"], r["splitk"], i["threads"],
+            i["smem"]))
+    lines.append("};")
+    lines.append("const size_t gt_grouped_instance_count = %d;" % len(ginsts))
+    files["grouped_instances.c"] = "\n".join(lines) + "\n"
+    lines = ["// " + header, '#include "%s/gt_grouped_kargs.h"' % inc,
+             '#include "%s/gt_grouped.h"' % inc, "", 'extern "C" {']
+    for i in ginsts:
+        lines.append("__global__ void %s(const __grid_constant__ gt_grouped_kargs_t p);"
+                     % i["name"])
+    lines.append("")
+    lines.append("// Declared extern first: a namespace-scope const has internal linkage in C++.")
+    lines.append("extern const void *const gt_grouped_fns[];")
+    lines.append("extern const size_t gt_grouped_fn_count;")
+    lines.append("const void *const gt_grouped_fns[] = {")
+    for i in ginsts:
+        lines.append("    (const void *)%s," % i["name"])
+    lines.append("};")
+    lines.append("const size_t gt_grouped_fn_count = %d;" % len(ginsts))
+    lines.append('}  // extern "C"')
+    files["grouped_fn.cu"] = "\n".join(lines) + "\n"
 
 
 # ---- instances ----------------------------------------------------------------------------------
@@ -673,7 +845,8 @@ def kernel_files(header, inc, insts, fam_archs):
 
 
 def render(space, space_rel, outdir):
-    """Every generated file for space as {file name: text}, and the instances."""
+    """The dense instances, the grouped instances and every generated file for space as
+    {file name: text}."""
     insts, archs, fam_archs = expand(space)
     header = "generated by %s from %s; do not edit" % (GENERATOR_REL, space_rel)
     inc = os.path.relpath(HERE, outdir)  # generated files include src/kernels/ headers
@@ -682,15 +855,18 @@ def render(space, space_rel, outdir):
         fn = "splitk_reduce_%s.cu" % a["token"]
         files[fn] = reduce_file(header, inc, a)
         sources[a["token"]].append(fn)
+    ginsts = expand_grouped(space, load_archs(space), archs)
+    if ginsts:
+        grouped_files(header, inc, ginsts, archs, files, sources)
     files["instances.c"] = table_file(header, inc, insts, archs)
     files["instances_fn.cu"] = fn_file(header, inc, insts, archs)
-    wgmma_ns = sorted({i["wgmma_n"] for i in insts if i["wgmma_n"]})
+    wgmma_ns = sorted({i["wgmma_n"] for i in insts + ginsts if i["wgmma_n"]})
     files["wgmma_ss.cuh"] = wgmma_file(header, wgmma_ns)
     f8_uses = {i["wgmma_f8"] for i in insts if i["wgmma_f8"]}
     if f8_uses:
         files["wgmma_f8.cuh"] = wgmma_f8_file(header, f8_uses)
     files["kernels.cmake"] = cmake_file(header, archs, sources)
-    return insts, files
+    return insts, ginsts, files
 
 
 # ---- command line --------------------------------------------------------------------------------
@@ -744,6 +920,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if the output directory is not what the space file generates")
     ap.add_argument("--list", action="store_true", help="print instance names")
+    ap.add_argument("--list-grouped", action="store_true",
+                    help="print the grouped GEMM instance names")
     ap.add_argument("--space", default=SPACE, help="the space file (default: %s)" % SPACE_REL)
     ap.add_argument("--out", default=OUTDIR, help="the output directory (default: generated/)")
     args = ap.parse_args()
@@ -754,10 +932,14 @@ def main():
     try:
         with open(space_path) as f:
             space = json.load(f)
-        insts, files = render(space, space_rel, outdir)
+        insts, ginsts, files = render(space, space_rel, outdir)
     except (OSError, ValueError, SpaceError) as e:
         print("gen_instances: %s" % e, file=sys.stderr)
         return 2
+    if args.list_grouped:
+        for i in ginsts:
+            print(i["name"])
+        return 0
     if args.list:
         for i in insts:
             print(i["name"])

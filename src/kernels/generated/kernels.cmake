@@ -168,4 +168,14 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_e_7.cu
     wgf8_e5m2_e_0.cu
     splitk_reduce_sm90.cu
+    grpd_bf16_0.cu
+    grpd_bf16_1.cu
+    grpd_bf16_2.cu
+    grpd_bf16_3.cu
+    grpd_bf16_4.cu
+    grpd_bf16_5.cu
+    grpd_bf16_6.cu
+    grpp_bf16_0.cu
+    grpp_bf16_1.cu
+    grpp_bf16_2.cu
     )

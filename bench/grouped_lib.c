@@ -1,0 +1,68 @@
+/* libgt_grouped_bench.so: the grouped GEMM kernels (gt_grouped.h) behind a flat C surface that
+ * Python's ctypes calls without mirroring any struct (bench/grouped_vs_torch.py). Pointers are
+ * device addresses as integers, the stream a cudaStream_t (torch's current stream). */
+#include <stdint.h>
+
+#include "kernels/gt_grouped.h"
+
+int gtgb_count(void) { return (int)gt_grouped_instance_count; }
+
+const char *gtgb_name(int i) {
+  return i >= 0 && (size_t)i < gt_grouped_instance_count ? gt_grouped_instances[i].name : "";
+}
+
+/* 0 decode, 1 prefill; -1 for a bad index. */
+int gtgb_family(int i) {
+  return i >= 0 && (size_t)i < gt_grouped_instance_count ? (int)gt_grouped_instances[i].family
+                                                         : -1;
+}
+
+/* 0 [E][N][K] (sbk == 1), 1 [E][K][N] (sbn == 1). */
+int gtgb_layout(int i) {
+  return i >= 0 && (size_t)i < gt_grouped_instance_count ? (int)gt_grouped_instances[i].layout
+                                                         : -1;
+}
+
+static gt_grouped_args_t args_of(uint64_t a, uint64_t b, uint64_t d, uint64_t offs,
+                                  uint64_t bias, int64_t rows, int64_t n, int64_t k, int64_t lda,
+                                  int64_t ldd, int64_t sbg, int64_t sbk, int64_t sbn,
+                                  int64_t sbias, int32_t groups) {
+  gt_grouped_args_t g = {0};
+  g.a = (const void *)(uintptr_t)a;
+  g.b = (const void *)(uintptr_t)b;
+  g.d = (void *)(uintptr_t)d;
+  g.offs = (const int32_t *)(uintptr_t)offs;
+  g.bias = (const void *)(uintptr_t)bias;
+  g.rows = rows;
+  g.n = n;
+  g.k = k;
+  g.lda = lda;
+  g.ldd = ldd;
+  g.sbg = sbg;
+  g.sbk = sbk;
+  g.sbn = sbn;
+  g.sbias = sbias;
+  g.groups = groups;
+  return g;
+}
+
+/* gt_grouped_supports: 0, or a gt_status_t (reason in gtgb_error()). */
+int gtgb_supports(int i, uint64_t a, uint64_t b, uint64_t d, uint64_t offs, uint64_t bias,
+                  int64_t rows, int64_t n, int64_t k, int64_t lda, int64_t ldd, int64_t sbg,
+                  int64_t sbk, int64_t sbn, int64_t sbias, int32_t groups) {
+  gt_grouped_args_t g = args_of(a, b, d, offs, bias, rows, n, k, lda, ldd, sbg, sbk, sbn, sbias,
+                                groups);
+  return (int)gt_grouped_supports(i, &g);
+}
+
+/* gt_grouped_launch of instance i on `stream`: 0, or a gt_status_t. */
+int gtgb_launch(int i, uint64_t a, uint64_t b, uint64_t d, uint64_t offs, uint64_t bias,
+                int64_t rows, int64_t n, int64_t k, int64_t lda, int64_t ldd, int64_t sbg,
+                int64_t sbk, int64_t sbn, int64_t sbias, int32_t groups, uint64_t stream) {
+  gt_grouped_args_t g = args_of(a, b, d, offs, bias, rows, n, k, lda, ldd, sbg, sbk, sbn, sbias,
+                                groups);
+  return (int)gt_grouped_launch(gtgb_name(i), &g, 0, 0,
+                                (struct CUstream_st *)(uintptr_t)stream);
+}
+
+const char *gtgb_error(void) { return gt_err_msg(); }

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Own grouped GEMM kernels against torch._grouped_mm, in one process and one harness.
+
+For the MoE shapes of bench/grouped_bench.c (Mixtral 8x7B, Qwen3-30B-A3B, DeepSeek-V3; gate+up
+fused and down) at the routed rows of 1, 4, 16 and 64 decode tokens and a 2048-token prefill
+(tokens x top-k, seeded random routing), this times
+
+    torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)     # w: [E][N][K] bf16, as transformers
+
+and every own instance that accepts the problem (libgt_grouped_bench.so through ctypes, on torch's
+current stream), each as a CUDA graph of --iters calls over rotated weight copies (cold: the
+bytes a round touches are several times L2), median of --reps replays. The best own instance's
+output is checked against torch's on the routed rows. Prints a table, the geomeans at decode and
+prefill and the acceptance lines (decode geomean >= 1.3x, >= 4.2 TB/s on weights of 100 MB or
+more, prefill never slower), and writes CSV.
+
+Usage: grouped_vs_torch.py --lib BUILD/libgt_grouped_bench.so --csv OUT.csv [--filter S]
+       [--tokens 1,4,16,64,2048] [--iters 20] [--reps 7]
+"""
+import argparse
+import ctypes
+import math
+import re
+import statistics
+import sys
+
+import torch
+
+SHAPES = [  # model, projection, experts, top-k, K (in), N (out)
+    ("mixtral-8x7b", "gate_up", 8, 2, 4096, 28672),
+    ("mixtral-8x7b", "down", 8, 2, 14336, 4096),
+    ("qwen3-30b-a3b", "gate_up", 128, 8, 2048, 1536),
+    ("qwen3-30b-a3b", "down", 128, 8, 768, 2048),
+    ("deepseek-v3", "gate_up", 256, 8, 7168, 4096),
+    ("deepseek-v3", "down", 256, 8, 2048, 7168),
+]
+DECODE_MAX_TOKENS = 64
+
+
+def load_lib(path):
+    lib = ctypes.CDLL(path)
+    lib.gtgb_count.restype = ctypes.c_int
+    lib.gtgb_name.restype = ctypes.c_char_p
+    lib.gtgb_name.argtypes = [ctypes.c_int]
+    lib.gtgb_error.restype = ctypes.c_char_p
+    common = [ctypes.c_int] + [ctypes.c_uint64] * 5 + [ctypes.c_int64] * 9 + [ctypes.c_int32]
+    lib.gtgb_supports.argtypes = common
+    lib.gtgb_supports.restype = ctypes.c_int
+    lib.gtgb_launch.argtypes = common + [ctypes.c_uint64]
+    lib.gtgb_launch.restype = ctypes.c_int
+    return lib
+
+
+def route(tokens, experts, topk, seed):
+    g = torch.Generator().manual_seed(seed)
+    pick = torch.rand(tokens, experts, generator=g).argsort(dim=1)[:, :topk]
+    counts = torch.bincount(pick.flatten(), minlength=experts)
+    return torch.cumsum(counts, 0).to(torch.int32), counts
+
+
+def rel_err(out, ref, used):
+    """Largest difference on the routed rows, relative to the largest reference value."""
+    if used == 0:
+        return 0.0
+    scale = ref[:used].float().abs().max().item() or 1.0
+    return (out[:used].float() - ref[:used].float()).abs().max().item() / scale
+
+
+def time_graph(fn_iter, iters, reps):
+    """Median microseconds per call of fn_iter(i) captured iters times in one CUDA graph."""
+    fn_iter(0)  # warm-up outside capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(iters):
+            fn_iter(i)
+    graph.replay()
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ms = []
+    for _ in range(reps):
+        e0.record()
+        graph.replay()
+        e1.record()
+        e1.synchronize()
+        ms.append(e0.elapsed_time(e1))
+    del graph
+    return statistics.median(ms) * 1000.0 / iters
+
+
+def summarize(rows_out, csv_path):
+    """Writes the CSV and prints the geomeans and acceptance lines; 1 when a target is missed
+    or an output disagrees with torch's."""
+    with open(csv_path, "w") as f:
+        if rows_out:
+            keys = list(rows_out[0])
+            f.write(",".join(keys) + "\n")
+            for r in rows_out:
+                f.write(",".join(("%.4g" % r[c]) if isinstance(r[c], float) else str(r[c])
+                                 for c in keys) + "\n")
+    dec = [r for r in rows_out if r["tokens"] <= DECODE_MAX_TOKENS]
+    pre = [r for r in rows_out if r["tokens"] > DECODE_MAX_TOKENS]
+    rc = 0
+    if dec:
+        gm = math.exp(sum(math.log(r["speedup"]) for r in dec) / len(dec))
+        big = [r for r in dec if r["weight_mb"] >= 100]
+        slow = [r for r in big if r["own_tbs"] < 4.2]
+        print("decode: geomean %.3fx over %d rows (target >= 1.3): %s" % (
+            gm, len(dec), "PASS" if gm >= 1.3 else "FAIL"))
+        print("decode: %d of %d rows with >= 100 MB of weights below 4.2 TB/s: %s" % (
+            len(slow), len(big), "PASS" if not slow else "FAIL"))
+        rc |= gm < 1.3 or bool(slow)
+    if pre:
+        gm = math.exp(sum(math.log(r["speedup"]) for r in pre) / len(pre))
+        slower = [r for r in pre if r["speedup"] < 1.0]
+        print("prefill: geomean %.3fx over %d rows, %d slower than torch: %s" % (
+            gm, len(pre), len(slower), "PASS" if not slower else "FAIL"))
+        rc |= bool(slower)
+    bad = [r for r in rows_out if not r["agree"]]
+    print("outputs agree with torch on %d of %d rows" % (len(rows_out) - len(bad), len(rows_out)))
+    rc |= bool(bad)
+    return 1 if rc else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--tokens", default="1,4,16,64,2048")
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=7)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("grouped_vs_torch: no CUDA device: skipped")
+        return 77
+    lib = load_lib(args.lib)
+    names = [lib.gtgb_name(i).decode() for i in range(lib.gtgb_count())]
+    tokens_list = [int(t) for t in args.tokens.split(",") if t]
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    rows_out = []
+    print("%-14s %-8s %6s %6s %4s %10s %10s %7s %7s  %s" % (
+        "model", "proj", "tokens", "rows", "act", "torch_us", "own_us", "speedup", "TB/s",
+        "best own instance"))
+    for si, (model, proj, experts, topk, k, n) in enumerate(SHAPES):
+        label = "%s %s" % (model, proj)
+        if args.filter and args.filter not in label:
+            continue
+        per_expert = n * k * 2
+        touched_min = per_expert * min(topk, experts)
+        free_b, _ = torch.cuda.mem_get_info()
+        copies = max(1, -(-4 * l2 // touched_min))
+        while copies > 1 and copies * per_expert * experts > free_b // 2:
+            copies -= 1
+        if copies * per_expert * experts > free_b - (2 << 30):
+            print("%-23s skipped: %.1f GB of weights" % (label, per_expert * experts / 1e9))
+            continue
+        torch.manual_seed(si)
+        ws = [(torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16) * 0.02)
+              for _ in range(copies)]
+        for tokens in tokens_list:
+            rows = tokens * topk
+            offs, counts = route(tokens, experts, topk, 1000 + si * 97 + tokens)
+            offs = offs.cuda()
+            active = int((counts > 0).sum())
+            x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
+            out = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+            stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+
+            def call(i, idx, w=None):
+                w = w if w is not None else ws[i % copies]
+                return lib.gtgb_launch(idx, x.data_ptr(), w.data_ptr(), out.data_ptr(),
+                                       offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
+                                       experts, stream())
+
+            def torch_call(i):
+                torch._grouped_mm(x, ws[i % copies].transpose(-2, -1), offs=offs)
+
+            try:
+                t_us = time_graph(torch_call, args.iters, args.reps)
+            except RuntimeError as e:
+                print("%-23s tokens %d: torch._grouped_mm failed: %s" % (label, tokens, e))
+                continue
+            used = int(offs[-1])
+            ref = torch._grouped_mm(x, ws[0].transpose(-2, -1), offs=offs)
+            best = None
+            for idx, name in enumerate(names):
+                # A decode tile (grpd) re-reads the group's weights for every BN rows: past 4
+                # tiles per group on average it cannot win, and at prefill it takes seconds.
+                bn = int(re.search(r"_t\d+x(\d+)x\d+_", name).group(1))
+                if "_grpd_" in name and active and rows > 4 * bn * active:
+                    continue
+                if lib.gtgb_supports(idx, x.data_ptr(), ws[0].data_ptr(), out.data_ptr(),
+                                     offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
+                                     experts) != 0:
+                    continue
+                # Gate before timing: a wrong instance is reported and never the best.
+                out.fill_(0)
+                s = call(0, idx, ws[0])
+                torch.cuda.synchronize()
+                err = rel_err(out, ref, used)
+                if s != 0 or err > 2e-2:
+                    print("  %s: %s" % (name, "launch status %d (%s)" % (
+                        s, lib.gtgb_error().decode()) if s else "MISMATCH (rel err %.3g)" % err))
+                    continue
+                status = []
+
+                def own(i, idx=idx):
+                    s = call(i, idx)
+                    if s:
+                        status.append(s)
+
+                try:
+                    us = time_graph(own, args.iters, args.reps)
+                except RuntimeError as e:
+                    print("  %s: %s" % (name, e))
+                    continue
+                if status:
+                    print("  %s: launch status %d (%s)" % (name, status[0],
+                                                           lib.gtgb_error().decode()))
+                    continue
+                if best is None or us < best[1]:
+                    best = (idx, us)
+            if best is None:
+                print("%-23s tokens %d: no own instance accepts the problem" % (label, tokens))
+                continue
+            # The best instance's output against torch's once more, after all the timing.
+            out.fill_(0)
+            s = call(0, best[0], ws[0])
+            torch.cuda.synchronize()
+            err = rel_err(out, ref, used)
+            agree = s == 0 and err <= 2e-2
+            wbytes = active * per_expert
+            tbs = wbytes / best[1] * 1e-6
+            flops = 2.0 * rows * n * k
+            speed = t_us / best[1]
+            print("%-14s %-8s %6d %6d %4d %10.2f %10.2f %6.2fx %7.2f  %s%s" % (
+                model, proj, tokens, rows, active, t_us, best[1], speed, tbs, names[best[0]],
+                "" if agree else "  MISMATCH (rel err %.3g)" % err))
+            rows_out.append(dict(model=model, proj=proj, experts=experts, k=k, n=n,
+                                 tokens=tokens, rows=rows, active=active, torch_us=t_us,
+                                 own_us=best[1], speedup=speed, own_tbs=tbs,
+                                 torch_tbs=wbytes / t_us * 1e-6,
+                                 own_tflops=flops / best[1] * 1e-6,
+                                 torch_tflops=flops / t_us * 1e-6, weight_mb=wbytes / 1e6,
+                                 instance=names[best[0]], rel_err=err, agree=int(agree),
+                                 copies=copies))
+        del ws
+        torch.cuda.empty_cache()
+    return summarize(rows_out, args.csv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

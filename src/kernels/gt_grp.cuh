@@ -1,0 +1,395 @@
+// Grouped GEMM (Mixture-of-Experts) kernels for Hopper: torch._grouped_mm's 2-D x 3-D problem
+// (gt_grouped_args.h), TMA + wgmma, the routing (offs) read on the device, one launch per call.
+//
+// Grid: x = tile slots, y = N tiles (BM weight rows = output columns each), z = the K splits
+// (one cluster of KS CTAs along z). A slot is one token tile (BN routed rows) of one non-empty
+// group: the host cannot know the split of rows among groups, but it knows an upper bound of the
+// tiles, ceil(rows / BN) + min(groups, rows) (each non-empty group adds at most one partial
+// tile), and sizes the grid by it. At kernel start warp 0 scans offs (32 lanes x 8 groups per
+// round, all loads of a round in flight together) and finds the slot's group and tile; a slot
+// past the last tile exits before its first load, so an empty group costs no weight bytes and a
+// replay of a captured graph follows that replay's offs. Slots are gridDim.x so that CTAs launched
+// together share an N tile: its weight slice is read from DRAM once and reused from L2 by the
+// group's token tiles (prefill), and a decode call's few slots of one N tile run side by side.
+//
+// The main loop is gt_wg.cuh's: one producer warp streams BK-wide K slices of the group's BM
+// weight rows and of the BN rows of the slot into an S-stage ring (128-byte swizzle, one full and
+// one empty mbarrier per stage), the consumer warpgroups run wgmma on each slice from shared memory
+// and keep one slice's group in flight. The weights are a 3-D tensor map (K or N innermost, then
+// the other, then the group), so TMA zero-fills N and K past the problem inside the group and
+// never reads the next group's weights; the rows of a token box past the group (another group's
+// rows, or past the tensor) are computed but never stored.
+//
+// Two orientations (SW):
+// - decode (SW false, family grpd): the weight rows are wgmma's M (BM/64 blocks of m64) and the
+//   routed rows its N (BN 8-64), one consumer warpgroup: a decode call has 1-8 rows per group,
+//   so an N of 8 wastes nothing and the CTA is a pure weight stream. Split-K (KS > 1) sums the
+//   KS partials in a cluster through distributed shared memory in rank order, as gt_wg does.
+// - prefill (SW true, family grpp): the routed rows are wgmma's M, BN/64 consumer warpgroups of
+//   64 rows each, every one multiplying by all BM weight rows as wgmma's N (m64nBMk16): the
+//   weight slice in shared memory feeds BN rows, so BM x BN = 256 x 128 reads each weight byte
+//   from shared memory once per 128 rows.
+//
+// Weight layouts (WMN): enk (sbk == 1, the [E][N][K] nn.Linear stack seen transposed) is
+// K-major, read in boxes of 64 K x BM rows; ekn (sbn == 1, a [E][K][N] stack) is N-major, read
+// in 64 x 64 boxes and fed to wgmma with its transpose bit (gt_wg.cuh's M-major path).
+//
+// Waits are bounded: a wait that has not completed after about two seconds of clock traps (the
+// launch fails with an error) instead of spinning forever, so a broken pipeline cannot hang a
+// test or a benchmark.
+#pragma once
+
+#include "gt_grouped_kargs.h"
+#include "gt_wg.cuh"
+
+namespace gtk {
+
+// mbarrier wait with a bound: traps after ~2^32 cycles (about 2 s at 1.98 GHz).
+__device__ __forceinline__ void grp_wait(uint32_t bar, uint32_t parity) {
+  const long long t0 = clock64();
+  for (;;) {
+    uint32_t ok;
+    asm volatile(
+        "{\n"
+        ".reg .pred P1;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, P1;\n"
+        "}\n"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (ok) return;
+    if (clock64() - t0 > (1ll << 32)) __trap();
+  }
+}
+
+// 3-D tiled TMA load (c0 innermost, c2 the group) completing on mbarrier bar, with an L2 hint.
+__device__ __forceinline__ void tma_load_3d_hint(uint32_t dst, const void *tmap, uint32_t bar,
+                                                 int c0, int c1, int c2, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *tmap, uint32_t bar, int c0,
+                                            int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+// The group and row range of tile slot `slot` (rows of BN), or group -1 when the slot is past
+// the last tile. Run by one whole warp; every lane returns the same result. Group g's rows are
+// [clamp(offs[g-1]), clamp(offs[g])), clamped to [0, rows): a routing that overruns the
+// allocation is cut at it, never written past it.
+struct grp_slot {
+  int group;
+  int64_t r0, rend;  // first row of the tile, end of the group's rows
+};
+template <int BN>
+__device__ __forceinline__ grp_slot grp_find_slot(const gt_grouped_args_t &g, int64_t slot) {
+  constexpr int U = 8;  // groups per lane per round
+  const int lane = threadIdx.x & 31;
+  const int64_t rows = g.rows;
+  auto clampr = [rows](int64_t v) { return v < 0 ? 0 : (v > rows ? rows : v); };
+  grp_slot out = {-1, 0, 0};
+  int64_t left = slot;  // tiles still to skip
+  for (int base = 0; base < g.groups; base += 32 * U) {
+    const int first = base + lane * U;
+    int64_t end[U], beg0;
+#pragma unroll
+    for (int j = 0; j < U; j++)
+      end[j] = first + j < g.groups ? clampr(g.offs[first + j]) : -1;
+    beg0 = first == 0 ? 0 : (first - 1 < g.groups ? clampr(g.offs[first - 1]) : 0);
+    int64_t tiles[U], mine = 0;
+#pragma unroll
+    for (int j = 0; j < U; j++) {
+      const int64_t beg = j == 0 ? beg0 : end[j - 1];
+      const int64_t cnt = end[j] > beg ? end[j] - beg : 0;
+      tiles[j] = (cnt + BN - 1) / BN;
+      mine += tiles[j];
+    }
+    // Exclusive scan of the lanes' tile counts.
+    int64_t incl = mine;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int64_t v = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += v;
+    }
+    const int64_t excl = incl - mine;
+    const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
+    const bool here = left >= excl && left < incl;
+    const unsigned who = __ballot_sync(0xffffffffu, here);
+    if (who) {
+      const int src = __ffs(who) - 1;
+      int grp = -1;
+      int64_t r0 = 0, rend = 0;
+      if (here) {
+        int64_t t = left - excl;
+#pragma unroll
+        for (int j = 0; j < U; j++) {
+          if (grp < 0 && t < tiles[j]) {
+            const int64_t beg = j == 0 ? beg0 : end[j - 1];
+            grp = first + j;
+            r0 = beg + t * BN;
+            rend = end[j];
+          } else if (grp < 0) {
+            t -= tiles[j];
+          }
+        }
+      }
+      out.group = __shfl_sync(0xffffffffu, grp, src);
+      out.r0 = __shfl_sync(0xffffffffu, r0, src);
+      out.rend = __shfl_sync(0xffffffffu, rend, src);
+      return out;
+    }
+    left -= total;
+  }
+  return out;
+}
+
+// The producer lane: streams nk BK-wide slices of the group's BM weight rows from n0 and of the
+// BN routed rows from r0, starting at K kbeg, into the S-stage ring at `base`.
+template <int BM, int BN, int BK, int S, bool WMN>
+__device__ __forceinline__ void grp_produce(const gt_grouped_kargs_t &p, uint32_t base,
+                                            uint32_t full0, uint32_t empty0, int grp, int n0,
+                                            int r0, int64_t kbeg, int nk) {
+  constexpr int BOX = 64, NBOX = BK / BOX;
+  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
+  constexpr int MBOX = 64 * BOX * 2;  // bytes of one 64 x 64 box (ekn weights)
+  const void *tw = &p.tma_w, *tx = &p.tma_x;
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tw) : "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tx) : "memory");
+  const uint64_t evict_first = l2_evict_first_policy();
+  for (int it = 0; it < nk; it++) {
+    const int s = it % S;
+    if (it >= S) grp_wait(empty0 + 8 * s, ((it / S) & 1) ^ 1);
+    const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
+    const int kc = (int)(kbeg + (int64_t)it * BK);
+    mbar_expect_tx(bar, STAGE);
+    auto load_w = [&](uint32_t d, int c0, int c1) {
+      if (p.evict_first)
+        tma_load_3d_hint(d, tw, bar, c0, c1, grp, evict_first);
+      else
+        tma_load_3d(d, tw, bar, c0, c1, grp);
+    };
+#pragma unroll
+    for (int b = 0; b < NBOX; b++) {
+      if constexpr (WMN) {
+#pragma unroll
+        for (int j = 0; j < BM / 64; j++)
+          load_w(dst + b * A_BOX + j * MBOX, n0 + j * 64, kc + b * BOX);
+      } else {
+        load_w(dst + b * A_BOX, kc + b * BOX, n0);
+      }
+      tma_load_2d(dst + A_BYTES + b * B_BOX, tx, bar, kc + b * BOX, r0);
+    }
+  }
+}
+
+// Writes this cluster rank's share of the output tile: the KS fp32 partials red[row][column]
+// (row stride BM + 4) summed in rank order, plus the group's bias, for the tile's columns below
+// n and its rows below the group's end rend. Eight columns per thread and one 16-byte store where
+// D (and the bias) allow it, so a prefill tile's 32K outputs do not cost more than a few slices of
+// the main loop; element by element otherwise, and at the N tail.
+template <typename T, int BM, int BN, int KS>
+__device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red, int grp, int n0,
+                                          int r0, int64_t rend) {
+  namespace cg = cooperative_groups;
+  constexpr int RS = BM + 4, RROWS = (BM + KS - 1) / KS, V = 8;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = KS > 1 ? (int)blockIdx.z : 0;
+  uint16_t *D = static_cast<uint16_t *>(g.d);
+  const uint16_t *bias = static_cast<const uint16_t *>(g.bias);
+  const uint16_t *gbias = bias ? bias + (int64_t)grp * g.sbias : nullptr;
+  const bool vec = RROWS % V == 0 && g.ldd % V == 0 && ((uintptr_t)D & 15) == 0 &&
+                   (!bias || (g.sbias % V == 0 && ((uintptr_t)bias & 15) == 0));
+  if (vec) {
+    constexpr int CV = RROWS / V;  // vectors per tile row in this rank's share
+    for (int e = threadIdx.x; e < CV * BN; e += blockDim.x) {
+      const int wrow = rank * RROWS + (e % CV) * V, trow = e / CV;
+      const int64_t col = (int64_t)n0 + wrow, row = (int64_t)r0 + trow;
+      if (wrow >= BM || col >= g.n || row >= rend) continue;
+      float v[V];
+#pragma unroll
+      for (int j = 0; j < V; j++) v[j] = 0.f;
+#pragma unroll
+      for (int src = 0; src < KS; src++) {
+        const float *q = (KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red) +
+                         trow * RS + wrow;
+        const float4 x0 = *reinterpret_cast<const float4 *>(q);
+        const float4 x1 = *reinterpret_cast<const float4 *>(q + 4);
+        v[0] += x0.x, v[1] += x0.y, v[2] += x0.z, v[3] += x0.w;
+        v[4] += x1.x, v[5] += x1.y, v[6] += x1.z, v[7] += x1.w;
+      }
+      const bool whole = col + V <= g.n;
+      if (gbias) {
+        if (whole) {
+          const uint4 bv = *reinterpret_cast<const uint4 *>(gbias + col);
+          const uint32_t w[4] = {bv.x, bv.y, bv.z, bv.w};
+#pragma unroll
+          for (int j = 0; j < V; j++) v[j] += T::to_f((uint16_t)(w[j / 2] >> (16 * (j % 2))));
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; j++)
+            if (col + j < g.n) v[j] += T::to_f(gbias[col + j]);
+        }
+      }
+      uint16_t *dst = D + row * g.ldd + col;
+      if (whole) {
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+          w[j] = (uint32_t)T::from_f(v[2 * j]) | ((uint32_t)T::from_f(v[2 * j + 1]) << 16);
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+          if (col + j < g.n) dst[j] = T::from_f(v[j]);
+      }
+    }
+    return;
+  }
+  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
+    const int wrow = rank * RROWS + e % RROWS, trow = e / RROWS;
+    const int64_t col = (int64_t)n0 + wrow, row = (int64_t)r0 + trow;
+    if (wrow >= BM || col >= g.n || row >= rend) continue;
+    float sum = 0.f;
+#pragma unroll
+    for (int src = 0; src < KS; src++) {
+      const float *q = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
+      sum += q[trow * RS + wrow];
+    }
+    if (gbias) sum += T::to_f(gbias[col]);
+    D[row * g.ldd + col] = T::from_f(sum);
+  }
+}
+
+// T: element type; BM weight rows (output columns) x BN routed rows x BK per slice; S stages; KS
+// splits of K in one cluster; SW: the prefill orientation (see the top of the file); WMN: ekn
+// weights (N-major).
+template <typename T, int BM, int BN, int BK, int S, int KS, bool SW, bool WMN>
+__device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
+  namespace cg = cooperative_groups;
+  constexpr int BOX = 64;         // one 128-byte swizzle row of 16-bit elements
+  constexpr int NBOX = BK / BOX;  // boxes per slice along K
+  constexpr int NWG = SW ? BN / 64 : 1;  // consumer warpgroups
+  constexpr int MB = SW ? 1 : BM / 64;   // m64 blocks of weight rows (decode)
+  constexpr int R = SW ? BM / 2 : BN / 2;  // accumulator registers per thread per block
+  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
+  constexpr int RS = BM + 4;  // row stride of the fp32 partial tile (no bank conflicts)
+  constexpr int KSTEP_A = WMN ? 2048 : 32;
+  constexpr int PRODUCER = 4 * NWG;
+  static_assert(BM % 64 == 0 && BM <= 256 && BK % BOX == 0 && KS >= 1 && KS <= 8, "grp tile");
+  static_assert(SW ? (BN == 64 || BN == 128) && KS == 1 : BN % 8 == 0 && BN <= 64, "grp rows");
+  static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
+
+  extern __shared__ uint8_t grp_smem[];
+  __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
+  __shared__ grp_slot s_slot;
+  const gt_grouped_args_t &g = p.g;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+
+  // offs may be written by the kernel before this one (torch's routing): read it after the
+  // dependent-launch wait (a no-op without the launch attribute).
+  pdl_wait();
+  if (warp == 0) {
+    const grp_slot sl = grp_find_slot<BN>(g, blockIdx.x);
+    if (lane == 0) s_slot = sl;
+  }
+  const uint32_t raw = smem_u32(grp_smem);
+  const uint32_t base = (raw + 1023u) & ~1023u;  // the host adds 1024 bytes of slack
+  float *red = reinterpret_cast<float *>(grp_smem + (base - raw));
+  const uint32_t full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[S]);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+      mbar_init(full0 + 8 * s, 1);
+      mbar_init(empty0 + 8 * s, 128 * NWG);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const grp_slot sl = s_slot;
+  // Past the last tile: the whole CTA leaves before any load. The CTAs of a cluster share the
+  // slot, so they all leave (no cluster barrier is left waiting).
+  if (sl.group < 0) return;
+  const int grp = sl.group;
+  const int n0 = (int)blockIdx.y * BM;
+  const int r0 = (int)sl.r0;
+  const int64_t kbeg = (int64_t)blockIdx.z * p.kchunk;
+  const int64_t kend = kbeg + p.kchunk < g.k ? kbeg + p.kchunk : g.k;
+  const int nk = kend > kbeg ? (int)((kend - kbeg + BK - 1) / BK) : 0;
+  cg::cluster_group cluster = cg::this_cluster();
+
+  float acc[MB][R];
+#pragma unroll
+  for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
+
+  const int wgi = warp / 4;
+  if (warp == PRODUCER) {
+    if (lane == 0)
+      grp_produce<BM, BN, BK, S, WMN>(p, base, full0, empty0, grp, n0, r0, kbeg, nk);
+  } else {
+    for (int it = 0; it < nk; it++) {
+      const int s = it % S;
+      grp_wait(full0 + 8 * s, (it / S) & 1);
+      const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; kk++) {
+        const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * KSTEP_A;
+        const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
+        if constexpr (SW) {
+          // This warpgroup's 64 routed rows (8192 bytes of K-major rows) times all BM weights.
+          wgmma_ss<T, BM>::template mma<0, WMN>(acc[0], wg_desc(kb + wgi * 64 * 128),
+                                                 WMN ? wg_desc_mn(ka) : wg_desc(ka));
+        } else {
+#pragma unroll
+          for (int mb = 0; mb < MB; mb++) {
+            const uint32_t w = ka + mb * 64 * 128;  // 64 rows: 8192 bytes in either layout
+            wgmma_ss<T, BN>::template mma<WMN, 0>(acc[mb], WMN ? wg_desc_mn(w) : wg_desc(w),
+                                                  wg_desc(kb));
+          }
+        }
+      }
+      wg_commit();
+      wg_wait<1>();
+      if (it > 0) mbar_arrive(empty0 + 8 * ((it - 1) % S));
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
+  }
+  // The ring is idle (the consumers waited for every copy): reuse it for red[row][column].
+  __syncthreads();
+  if (warp < PRODUCER) {
+    const int gq = lane >> 2, q = lane & 3, wq = warp & 3;
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+      for (int i = 0; i < R; i++) {
+        const int ar = wq * 16 + gq + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
+        const int wrow = SW ? ac : mb * 64 + ar;      // weight row (output column) in the tile
+        const int trow = SW ? wgi * 64 + ar : ac;     // routed row in the tile
+        red[trow * RS + wrow] = acc[mb][i];
+      }
+  }
+  if (KS > 1)
+    cluster.sync();
+  else
+    __syncthreads();
+
+  grp_store<T, BM, BN, KS>(g, red, grp, n0, r0, sl.rend);
+  // No CTA leaves while a peer may still read its partial.
+  if (KS > 1) cluster.sync();
+}
+
+}  // namespace gtk

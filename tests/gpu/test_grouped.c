@@ -1,0 +1,334 @@
+/* Every grouped GEMM instance (gt_grouped.h) against a host fp64 reference per group, on a table of
+ * routings: uneven splits, empty groups first, in the middle and last, all rows in one group,
+ * decode-like (1-3 rows per group over many groups) and prefill-like (hundreds per group), with
+ * N and K tails, padded strides, bias on and off, both weight layouts ([E][N][K] seen transposed,
+ * sbk == 1, and [E][K][N], sbn == 1: each instance runs the cases of its layout). D is filled with
+ * a sentinel first and every row at or past offs[groups-1] must keep it. Then, per family and
+ * split-K, one instance captured into a CUDA graph and replayed after offs was rewritten on the
+ * device: the replay must follow the new routing. Exits 77 without an sm_90 device; a kernel
+ * that hangs traps after its bounded waits (gt_grp.cuh), and CTest gives the test a timeout. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/gt_grouped.h"
+
+#define MAXG 64
+#define SENTINEL 0x7fc1u /* a bf16 NaN no kernel writes */
+
+typedef struct gcase {
+  const char *name;
+  int groups;
+  int counts[MAXG]; /* rows per group; -1 ends the list early (the rest 0) */
+  int64_t extra;    /* rows allocated past offs[groups-1] */
+  int64_t n, k;
+  int64_t pad_a, pad_w, pad_d; /* added to lda, the weight stride, ldd (elements) */
+  int bias;
+} gcase_t;
+
+static const gcase_t k_cases[] = {
+    {"uneven_mid_empty", 5, {3, 0, 17, 1, 9}, 7, 200, 328, 0, 0, 0, 0},
+    {"empty_first_last_bias", 4, {0, 40, 90, 0}, 5, 136, 256, 8, 8, 3, 1},
+    {"all_rows_one_group", 6, {0, 0, 0, 130, 0, 0}, 3, 264, 192, 0, 0, 0, 0},
+    {"decode_many_groups_bias", 16, {1, 2, 0, 1, 3, 1, 0, 0, 2, 1, 1, 0, 1, 1, 2, 1}, 9, 1000,
+     1024, 0, 16, 0, 1},
+    {"decode_one_row", 8, {0, 0, 0, 0, 1, 0, 0, 0}, 1, 512, 4104, 0, 0, 0, 0},
+    {"prefill_uneven_bias", 3, {300, 513, 200}, 11, 520, 384, 8, 0, 1, 1},
+    {"k_tail_n_tail", 3, {65, 7, 129}, 2, 72, 72, 0, 8, 0, 0},
+    {"all_empty", 4, {0, 0, 0, 0}, 8, 128, 128, 0, 0, 0, 1},
+    /* N not a multiple of 8 with ldd one: the vector store's partial last vector */
+    {"n_tail_vector_store_bias", 3, {20, 0, 37}, 3, 100, 196, 4, 4, 4, 1},
+};
+#define NCASES (sizeof k_cases / sizeof k_cases[0])
+
+static uint16_t f2bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+static double bf2d(uint16_t v) {
+  uint32_t u = (uint32_t)v << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint32_t g_rng = 12345u;
+static float frand(void) {
+  g_rng = g_rng * 1664525u + 1013904223u;
+  return (float)((g_rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+#define CK(call)                                                                             \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                               \
+    }                                                                                        \
+  } while (0)
+
+/* One problem on the host and the device. */
+typedef struct prob {
+  gt_grouped_args_t a;
+  int32_t offs[MAXG];
+  int64_t used, wsz, xsz, dsz;
+  uint16_t *hx, *hw, *hb;
+  void *dx, *dw, *dd, *db;
+  int32_t *doffs;
+} prob_t;
+
+static void prob_make(prob_t *p, const gcase_t *c, int layout) {
+  memset(p, 0, sizeof *p);
+  int64_t r = 0;
+  for (int g = 0; g < c->groups; g++) {
+    r += c->counts[g] > 0 ? c->counts[g] : 0;
+    p->offs[g] = (int32_t)r;
+  }
+  p->used = r;
+  gt_grouped_args_t *a = &p->a;
+  a->groups = c->groups;
+  a->rows = r + c->extra;
+  a->n = c->n;
+  a->k = c->k;
+  a->lda = c->k + c->pad_a;
+  a->ldd = c->n + c->pad_d;
+  if (layout == GT_GROUPED_ENK) { /* [E][N][K]: row n of group g at g*sbg + n*sbn */
+    a->sbk = 1;
+    a->sbn = c->k + c->pad_w;
+    a->sbg = a->sbn * c->n;
+  } else { /* [E][K][N] */
+    a->sbn = 1;
+    a->sbk = c->n + c->pad_w;
+    a->sbg = a->sbk * c->k;
+  }
+  a->sbias = (c->n + 8 + 7) / 8 * 8; /* 16-byte aligned vectors: the vector store reads them */
+  p->xsz = a->rows * a->lda;
+  p->wsz = a->sbg * c->groups;
+  p->dsz = a->rows * a->ldd;
+  p->hx = malloc(p->xsz * 2);
+  p->hw = malloc(p->wsz * 2);
+  p->hb = malloc(a->sbias * c->groups * 2);
+  for (int64_t i = 0; i < p->xsz; i++) p->hx[i] = f2bf(frand());
+  for (int64_t i = 0; i < p->wsz; i++) p->hw[i] = f2bf(frand());
+  for (int64_t i = 0; i < a->sbias * c->groups; i++) p->hb[i] = f2bf(frand());
+  CK(cudaMalloc(&p->dx, p->xsz * 2));
+  CK(cudaMalloc(&p->dw, p->wsz * 2));
+  CK(cudaMalloc(&p->dd, p->dsz * 2));
+  CK(cudaMalloc(&p->db, a->sbias * c->groups * 2));
+  CK(cudaMalloc((void **)&p->doffs, sizeof p->offs));
+  CK(cudaMemcpy(p->dx, p->hx, p->xsz * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(p->dw, p->hw, p->wsz * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(p->db, p->hb, a->sbias * c->groups * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(p->doffs, p->offs, sizeof p->offs, cudaMemcpyHostToDevice));
+  a->a = p->dx;
+  a->b = p->dw;
+  a->d = p->dd;
+  a->offs = p->doffs;
+  a->bias = c->bias ? p->db : NULL;
+}
+
+static void prob_free(prob_t *p) {
+  free(p->hx);
+  free(p->hw);
+  free(p->hb);
+  cudaFree(p->dx);
+  cudaFree(p->dw);
+  cudaFree(p->dd);
+  cudaFree(p->db);
+  cudaFree(p->doffs);
+}
+
+static void fill_sentinel(prob_t *p) {
+  uint16_t *h = malloc(p->dsz * 2);
+  for (int64_t i = 0; i < p->dsz; i++) h[i] = SENTINEL;
+  CK(cudaMemcpy(p->dd, h, p->dsz * 2, cudaMemcpyHostToDevice));
+  free(h);
+}
+
+/* The fp64 reference of routing offs: rows x n doubles (rows past offs[last] unset). */
+static double *reference(const prob_t *p, const int32_t *offs) {
+  const gt_grouped_args_t *a = &p->a;
+  double *ref = calloc((size_t)(a->rows * a->n + 1), sizeof *ref);
+  int64_t beg = 0;
+  for (int g = 0; g < a->groups; g++) {
+    for (int64_t r = beg; r < offs[g]; r++)
+      for (int64_t n = 0; n < a->n; n++) {
+        double v = 0;
+        for (int64_t k = 0; k < a->k; k++)
+          v += bf2d(p->hx[r * a->lda + k]) * bf2d(p->hw[g * a->sbg + k * a->sbk + n * a->sbn]);
+        if (a->bias) v += bf2d(p->hb[g * a->sbias + n]);
+        ref[r * a->n + n] = v;
+      }
+    beg = offs[g];
+  }
+  return ref;
+}
+
+/* Compares D with the reference of routing offs; rows past offs[last] and the padding columns
+ * must hold the sentinel. Returns the number of bad elements (prints the first). */
+static long check(const prob_t *p, const int32_t *offs, const double *refs, const char *what) {
+  const gt_grouped_args_t *a = &p->a;
+  uint16_t *h = malloc(p->dsz * 2);
+  CK(cudaMemcpy(h, p->dd, p->dsz * 2, cudaMemcpyDeviceToHost));
+  long bad = 0;
+  int64_t beg = 0;
+  const int64_t end_all = offs[a->groups - 1];
+  for (int g = 0; g < a->groups; g++) {
+    const int64_t end = offs[g];
+    for (int64_t r = beg; r < end; r++)
+      for (int64_t n = 0; n < a->n; n++) {
+        const double ref = refs[r * a->n + n];
+        const double got = bf2d(h[r * a->ldd + n]);
+        const double tol = 0.008 * fabs(ref) + 2e-3 * sqrt((double)a->k);
+        if (!(fabs(got - ref) <= tol)) {
+          if (!bad)
+            fprintf(stderr, "  %s: group %d row %lld col %lld: got %g, want %g\n", what, g,
+                    (long long)r, (long long)n, got, ref);
+          bad++;
+        }
+      }
+    beg = end;
+  }
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t n = 0; n < a->ldd; n++) {
+      if (r < end_all && n < a->n) continue;
+      if (h[r * a->ldd + n] != SENTINEL) {
+        if (!bad)
+          fprintf(stderr, "  %s: row %lld col %lld outside the routed output was written\n", what,
+                  (long long)r, (long long)n);
+        bad++;
+      }
+    }
+  free(h);
+  return bad;
+}
+
+static int g_pass, g_fail;
+static void report(int ok, const char *inst, const char *what) {
+  if (ok) {
+    g_pass++;
+  } else {
+    g_fail++;
+    fprintf(stderr, "FAIL %s: %s\n", inst, what);
+  }
+}
+
+/* Every instance of the layout on case c. */
+static void run_case(const gcase_t *c, int layout, int *ran) {
+  prob_t p;
+  prob_make(&p, c, layout);
+  double *ref = reference(&p, p.offs);
+  for (size_t i = 0; i < gt_grouped_instance_count; i++) {
+    const gt_grouped_instance_t *in = &gt_grouped_instances[i];
+    if ((int)in->layout != layout) continue;
+    if (gt_grouped_supports((int)i, &p.a) != GT_OK) {
+      fprintf(stderr, "  %s refuses %s: %s\n", in->name, c->name, gt_err_msg());
+      continue;
+    }
+    fill_sentinel(&p);
+    gt_status_t s = gt_grouped_launch(in->name, &p.a, NULL, 0, 0);
+    cudaError_t e = cudaDeviceSynchronize();
+    char what[160];
+    snprintf(what, sizeof what, "%s (%s)", c->name, layout == GT_GROUPED_ENK ? "enk" : "ekn");
+    if (s != GT_OK || e != cudaSuccess) {
+      fprintf(stderr, "  %s on %s: launch %s, sync %s\n", in->name, what,
+              s != GT_OK ? gt_err_msg() : "ok", cudaGetErrorString(e));
+      report(0, in->name, what);
+      if (e != cudaSuccess) exit(1); /* the context is gone */
+      continue;
+    }
+    report(check(&p, p.offs, ref, what) == 0, in->name, what);
+    ran[i]++;
+  }
+  free(ref);
+  prob_free(&p);
+}
+
+/* Capture one launch into a graph, replay it with offs rewritten on the device (another routing,
+ * same rows): the replay's output must be that routing's. */
+static void run_graph(int idx) {
+  const gt_grouped_instance_t *in = &gt_grouped_instances[idx];
+  const gcase_t c = {"graph", 6, {5, 0, 9, 2, 0, 14}, 4, 264, 512, 0, 0, 0, 1};
+  prob_t p;
+  prob_make(&p, &c, in->layout);
+  const int32_t offs2[6] = {0, 11, 11, 12, 30, 30}; /* same 30 rows, other groups */
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  fill_sentinel(&p);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  gt_status_t s = gt_grouped_launch(in->name, &p.a, NULL, 0, st);
+  CK(cudaStreamEndCapture(st, &graph));
+  if (s != GT_OK) {
+    fprintf(stderr, "  %s: launch under capture: %s\n", in->name, gt_err_msg());
+    report(0, in->name, "graph capture");
+    prob_free(&p);
+    return;
+  }
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  double *ref1 = reference(&p, p.offs), *ref2 = reference(&p, offs2);
+  CK(cudaGraphLaunch(exec, st));
+  CK(cudaStreamSynchronize(st));
+  report(check(&p, p.offs, ref1, "graph replay 1") == 0, in->name, "graph replay, captured routing");
+  fill_sentinel(&p);
+  CK(cudaMemcpy(p.doffs, offs2, sizeof offs2, cudaMemcpyHostToDevice));
+  CK(cudaGraphLaunch(exec, st));
+  CK(cudaStreamSynchronize(st));
+  report(check(&p, offs2, ref2, "graph replay 2") == 0, in->name, "graph replay, rewritten routing");
+  free(ref1);
+  free(ref2);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(st);
+  prob_free(&p);
+}
+
+int main(void) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major != 9 || minor != 0) {
+    printf("device is sm_%d%d, the grouped kernels are sm_90a: skipped\n", major, minor);
+    return 77;
+  }
+  int *ran = calloc(gt_grouped_instance_count, sizeof *ran);
+  for (size_t c = 0; c < NCASES; c++)
+    for (int layout = GT_GROUPED_ENK; layout <= GT_GROUPED_EKN; layout++)
+      run_case(&k_cases[c], layout, ran);
+  for (size_t i = 0; i < gt_grouped_instance_count; i++)
+    report(ran[i] > 0, gt_grouped_instances[i].name, "ran on at least one case");
+  /* One instance per (family, split-K, layout) in a graph. */
+  for (size_t i = 0; i < gt_grouped_instance_count; i++) {
+    int first = 1;
+    for (size_t j = 0; j < i; j++)
+      if (gt_grouped_instances[j].family == gt_grouped_instances[i].family &&
+          (gt_grouped_instances[j].splitk > 1) == (gt_grouped_instances[i].splitk > 1) &&
+          gt_grouped_instances[j].layout == gt_grouped_instances[i].layout)
+        first = 0;
+    if (first) run_graph((int)i);
+  }
+  /* A mismatched layout is refused with a reason. */
+  {
+    prob_t p;
+    prob_make(&p, &k_cases[0], GT_GROUPED_EKN);
+    const int enk = gt_grouped_find("gt_sm90_grpd_bf16_enk_t128x8x128_s4_ks1");
+    report(enk >= 0 && gt_grouped_supports(enk, &p.a) == GT_ERR_UNSUPPORTED &&
+               strstr(gt_err_msg(), "sbk == 1") != NULL,
+           "gt_grouped_supports", "an [E][K][N] problem is refused by an enk instance");
+    prob_free(&p);
+  }
+  free(ran);
+  printf("%d passed, %d failed\n", g_pass, g_fail);
+  return g_fail ? 1 : 0;
+}
