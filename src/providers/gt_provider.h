@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/gt_entry.h"
 #include "core/gt_problem.h"
@@ -67,7 +68,9 @@ size_t gt_cand_list_count_active(const gt_cand_list_t *l);
 gt_status_t gt_cand_list_spread(gt_cand_list_t *l, size_t from);
 
 /* Operand pointers of one GEMM call, in the problem's column-major terms. alpha and beta point
- * to host scalars of the problem's scale_type. workspace may be NULL (ws_size 0). */
+ * to host scalars of the problem's scale_type. workspace may be NULL (ws_size 0). A grouped_mm
+ * call also has offs (int32 cumulative row ends per group, device memory) and rows, the routed
+ * rows of this call (the key's n is their bucket; 0 = the key's n); other ops leave them 0. */
 typedef struct gt_operands {
   const void *A, *B, *C;
   void *D;
@@ -75,6 +78,8 @@ typedef struct gt_operands {
   const void *alpha, *beta;
   void *workspace;
   size_t ws_size;
+  const void *offs;
+  int64_t rows;
 } gt_operands_t;
 
 /* What a provider's enumerate() may want to know beyond the problem. */
