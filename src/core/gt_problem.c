@@ -54,6 +54,11 @@ void gt_problem_fill_lds(gt_problem_t *p) {
   if (p->ldb == 0) p->ldb = p->transb == GT_TRANS_N ? p->k : p->n;
   if (p->ldc == 0) p->ldc = p->m;
   if (p->batch > 1) {
+    /* grouped_mm splits B's and D's columns among the groups: their strides stay 0. */
+    if (p->op == GT_OP_GROUPED_MM) {
+      if (p->stride_a == 0) p->stride_a = sat_mul(p->lda, p->transa == GT_TRANS_N ? p->k : p->m);
+      return;
+    }
     if (p->stride_a == 0) p->stride_a = sat_mul(p->lda, p->transa == GT_TRANS_N ? p->k : p->m);
     if (p->stride_b == 0) p->stride_b = sat_mul(p->ldb, p->transb == GT_TRANS_N ? p->n : p->k);
     if (p->stride_c == 0) p->stride_c = sat_mul(p->ldc, p->n);
