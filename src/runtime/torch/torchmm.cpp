@@ -41,6 +41,22 @@
 extern "C" void gt_torchmm_bf16bf16_grouped_mm(void *mat_a, void *mat_b, void *offs, void *bias,
                                               void *out) __asm__(GT_BF16_GROUPED_MM);
 
+// The two functions of libc10 that torch's inline accessors call on their error paths (a tensor
+// without a device, a storage whose data may not be accessed). libc10 is not in the global scope,
+// so references to them would not resolve (at once under RTLD_NOW or LD_BIND_NOW, which then
+// refuses to load this library): they are defined here instead, local to this library (the
+// version script exports nothing else, so torch's own copies are untouched), and throw to the
+// bridge's entry point, which gives the call to the original.
+namespace {
+struct bridge_refusal {};
+} // namespace
+
+void c10::detail::torchCheckFail(const char *, const char *, uint32_t, const char *) {
+  throw bridge_refusal();
+}
+
+void c10::StorageImpl::throw_data_ptr_access_error() const { throw bridge_refusal(); }
+
 namespace {
 
 using original_fn = void (*)(void *, void *, void *, void *, void *);
@@ -230,9 +246,13 @@ gt_torchmm_bf16bf16_grouped_mm(void *mat_a, void *mat_b, void *offs, void *bias,
   int r = GEMMTUNE_GROUPED_PASS;
   gt_grouped_call_t call;
   gemmtune_grouped_ops_t ops;
-  if (b.read_tensors && read_call(mat_a, mat_b, offs, bias, out, &call, &ops)) {
-    c10::cuda::CUDAStream s = b.get_stream(impl_of(out)->device().index());
-    r = b.begin(&call, &ops, b.stream_of(&s));
+  try {
+    if (b.read_tensors && read_call(mat_a, mat_b, offs, bias, out, &call, &ops)) {
+      c10::cuda::CUDAStream s = b.get_stream(impl_of(out)->device().index());
+      r = b.begin(&call, &ops, b.stream_of(&s));
+    }
+  } catch (...) {
+    r = GEMMTUNE_GROUPED_PASS; // a tensor an accessor refused: torch's own function decides
   }
   if (r == GEMMTUNE_GROUPED_SERVED) return;
   b.original(mat_a, mat_b, offs, bias, out);
