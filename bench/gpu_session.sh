@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] ...
+#   [multigpu] [moe] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -112,6 +112,12 @@ for s in "${stages[@]}"; do
     capfirst)
       # Every key's first call inside torch.cuda.graph: capture -> tune -> verify in the replays.
       TAIL=80 run_stage capfirst ${T_CAPFIRST:-600} bash "$root/bench/capture_first_verify.sh" "$build" "$work/capfirst" ;;
+    moe)
+      # Issue 24: transformers MoE models through torch._grouped_mm. The torch bridge must be built
+      # against this machine's torch (python3's, found at configure time).
+      [ -f "$build/libgemmtune_torchmm.so" ] ||
+        run_stage moe_bridge ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)} --target gemmtune_torchmm"
+      TAIL=80 run_stage moe ${T_MOE:-900} bash "$root/bench/moe_e2e.sh" "$build" "$work/moe" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done
