@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libgemmtune_torchmm.so, the torch bridge (built only where torch's headers were found; skipped,
-# 77, otherwise): it exports exactly torch's interposed function, refers to nothing in torch's
+# 77, otherwise): it exports exactly torch's two interposed functions, refers to nothing in torch's
 # libraries (they are loaded RTLD_LOCAL: such a reference would not resolve), loads into a process
 # without torch and leaves it alone, and without torch or with another torch version than it was
 # built against it never reads a tensor: it says why once and forwards every call to the original.
@@ -11,10 +11,12 @@ bridge="$(dirname "$GT")/libgemmtune_torchmm.so"
 [ -f "$bridge" ] || { echo "skip: $bridge not built (no torch headers)"; exit 77; }
 command -v cc >/dev/null && command -v nm >/dev/null || { echo "skip: no cc/nm"; exit 77; }
 sym='_ZN2at4cuda6detail19bf16bf16_grouped_mmENS_6TensorES2_St8optionalIS2_ES4_RS2_'
+sym8='_ZN2at4cuda6detail19f8f8bf16_grouped_mmENS_6TensorES2_S2_S2_St8optionalIS2_ES4_bRS2_'
 
 expect_exit 0 "the bridge's dynamic symbols" nm -D --defined-only "$bridge"
-expect_grep "it defines torch's function" " T $sym\$"
-OUT_TXT=$(nm -D --defined-only "$bridge" | grep -Ev ' (_init|_fini)$' | grep -v " $sym\$" || true)
+expect_grep "it defines torch's bf16 grouped function" " T $sym\$"
+expect_grep "and the fp8 one" " T $sym8\$"
+OUT_TXT=$(nm -D --defined-only "$bridge" | grep -Ev ' (_init|_fini)$' | grep -v " $sym\$" | grep -v " $sym8\$" || true)
 if [ -z "$OUT_TXT" ]; then ok "and exports nothing else"; else bad "and exports nothing else" "$OUT_TXT"; fi
 OUT_TXT=$(nm -u "$bridge" | grep -E '_ZN(K)?[0-9]*(3c10|2at|6caffe2)' || true)
 if [ -z "$OUT_TXT" ]; then ok "no reference into torch's libraries (loads under RTLD_NOW)"; else bad "no reference into torch's libraries" "$OUT_TXT"; fi

@@ -38,8 +38,15 @@
 
 #define GT_BF16_GROUPED_MM "_ZN2at4cuda6detail19bf16bf16_grouped_mmENS_6TensorES2_St8optionalIS2_ES4_RS2_"
 
+// The fp8 rowwise form: recorded by capture (marked: no own fp8 kernel yet), always forwarded.
+#define GT_F8_GROUPED_MM "_ZN2at4cuda6detail19f8f8bf16_grouped_mmENS_6TensorES2_S2_S2_St8optionalIS2_ES4_bRS2_"
+
 extern "C" void gt_torchmm_bf16bf16_grouped_mm(void *mat_a, void *mat_b, void *offs, void *bias,
                                               void *out) __asm__(GT_BF16_GROUPED_MM);
+extern "C" void gt_torchmm_f8f8bf16_grouped_mm(void *mat_a, void *mat_b, void *scale_a,
+                                              void *scale_b, void *offs, void *bias,
+                                              bool use_fast_accum, void *out)
+    __asm__(GT_F8_GROUPED_MM);
 
 // The two functions of libc10 that torch's inline accessors call on their error paths (a tensor
 // without a device, a storage whose data may not be accessed). libc10 is not in the global scope,
@@ -60,11 +67,13 @@ void c10::StorageImpl::throw_data_ptr_access_error() const { throw bridge_refusa
 namespace {
 
 using original_fn = void (*)(void *, void *, void *, void *, void *);
+using original_f8_fn = void (*)(void *, void *, void *, void *, void *, void *, bool, void *);
 using get_stream_fn = c10::cuda::CUDAStream (*)(c10::DeviceIndex);
 using stream_of_fn = cudaStream_t (*)(const c10::cuda::CUDAStream *);
 
 struct bridge {
   original_fn original = nullptr;
+  original_f8_fn original_f8 = nullptr;
   get_stream_fn get_stream = nullptr;
   stream_of_fn stream_of = nullptr;
   gemmtune_grouped_begin_fn begin = nullptr;
@@ -123,7 +132,10 @@ bool running_version(void *fn, char *out, size_t cap) {
 void resolve() {
   bridge &b = g_bridge;
   void *cuda = dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_NOLOAD);
-  if (cuda) b.original = (original_fn)dlsym(cuda, GT_BF16_GROUPED_MM);
+  if (cuda) {
+    b.original = (original_fn)dlsym(cuda, GT_BF16_GROUPED_MM);
+    b.original_f8 = (original_f8_fn)dlsym(cuda, GT_F8_GROUPED_MM);
+  }
   if (!b.original) {
     say("torch bridge: at::cuda::detail::bf16bf16_grouped_mm not found in a loaded "
         "libtorch_cuda.so: its calls cannot be served");
@@ -179,6 +191,7 @@ gt_dtype_t dtype_of(const c10::TensorImpl *t, size_t *bytes) {
   if (d == caffe2::TypeMeta::Make<c10::BFloat16>()) return *bytes = 2, GT_DT_BF16;
   if (d == caffe2::TypeMeta::Make<c10::Half>()) return *bytes = 2, GT_DT_F16;
   if (d == caffe2::TypeMeta::Make<float>()) return *bytes = 4, GT_DT_F32;
+  if (d == caffe2::TypeMeta::Make<c10::Float8_e4m3fn>()) return *bytes = 1, GT_DT_F8E4M3FN;
   return GT_DT_F64; // a type the key builder marks as not tuned; never dereferenced
 }
 
@@ -190,8 +203,8 @@ const void *data_of(const c10::TensorImpl *t, size_t bytes) {
 }
 
 // The call's facts as gt_grouped_key takes them. False for anything not on one CUDA device.
-bool read_call(void *mat_a, void *mat_b, void *offs_opt, void *bias_opt, void *out,
-               gt_grouped_call_t *c, gemmtune_grouped_ops_t *ops) {
+bool read_call(const char *entry, void *mat_a, void *mat_b, void *offs_opt, void *bias_opt,
+               void *out, gt_grouped_call_t *c, gemmtune_grouped_ops_t *ops) {
   const c10::TensorImpl *a = impl_of(mat_a), *w = impl_of(mat_b), *o = impl_of(out);
   const c10::TensorImpl *offs = impl_of_optional(offs_opt), *bias = impl_of_optional(bias_opt);
   if (!a || !w || !o || !a->is_cuda() || !w->is_cuda() || !o->is_cuda()) return false;
@@ -199,7 +212,8 @@ bool read_call(void *mat_a, void *mat_b, void *offs_opt, void *bias_opt, void *o
   memset(c, 0, sizeof *c);
   memset(ops, 0, sizeof *ops);
   size_t ab = 0, wb = 0, ob = 0;
-  c->entry = "bf16bf16_grouped_mm";
+  c->entry = entry;
+  c->fp8_scaled = strcmp(entry, "f8f8bf16_grouped_mm") == 0;
   c->a_type = dtype_of(a, &ab);
   c->b_type = dtype_of(w, &wb);
   c->out_type = dtype_of(o, &ob);
@@ -236,6 +250,21 @@ bool read_call(void *mat_a, void *mat_b, void *offs_opt, void *bias_opt, void *o
   return ops->mat_a && ops->mat_b && ops->out && (!offs || ops->offs);
 }
 
+// Keys the call and asks the shim (GEMMTUNE_GROUPED_*): PASS when the tensors cannot be read.
+int ask_shim(const bridge &b, const char *entry, void *mat_a, void *mat_b, void *offs, void *bias,
+             void *out) {
+  if (!b.read_tensors) return GEMMTUNE_GROUPED_PASS;
+  try {
+    gt_grouped_call_t call;
+    gemmtune_grouped_ops_t ops;
+    if (!read_call(entry, mat_a, mat_b, offs, bias, out, &call, &ops)) return GEMMTUNE_GROUPED_PASS;
+    c10::cuda::CUDAStream s = b.get_stream(impl_of(out)->device().index());
+    return b.begin(&call, &ops, b.stream_of(&s));
+  } catch (...) {
+    return GEMMTUNE_GROUPED_PASS; // a tensor an accessor refused: torch's own function decides
+  }
+}
+
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) void
@@ -243,18 +272,21 @@ gt_torchmm_bf16bf16_grouped_mm(void *mat_a, void *mat_b, void *offs, void *bias,
   pthread_once(&g_once, resolve);
   const bridge &b = g_bridge;
   if (!b.original) return; // torch's own definition is not loaded: nothing can run this call
-  int r = GEMMTUNE_GROUPED_PASS;
-  gt_grouped_call_t call;
-  gemmtune_grouped_ops_t ops;
-  try {
-    if (b.read_tensors && read_call(mat_a, mat_b, offs, bias, out, &call, &ops)) {
-      c10::cuda::CUDAStream s = b.get_stream(impl_of(out)->device().index());
-      r = b.begin(&call, &ops, b.stream_of(&s));
-    }
-  } catch (...) {
-    r = GEMMTUNE_GROUPED_PASS; // a tensor an accessor refused: torch's own function decides
-  }
+  int r = ask_shim(b, "bf16bf16_grouped_mm", mat_a, mat_b, offs, bias, out);
   if (r == GEMMTUNE_GROUPED_SERVED) return;
   b.original(mat_a, mat_b, offs, bias, out);
+  if (r == GEMMTUNE_GROUPED_ENTERED) b.end();
+}
+
+extern "C" __attribute__((visibility("default"))) void
+gt_torchmm_f8f8bf16_grouped_mm(void *mat_a, void *mat_b, void *scale_a, void *scale_b, void *offs,
+                               void *bias, bool use_fast_accum, void *out) {
+  pthread_once(&g_once, resolve);
+  const bridge &b = g_bridge;
+  if (!b.original_f8) return; // torch's own definition is not loaded: nothing can run this call
+  // Recorded under its key, marked: no own fp8 grouped kernel serves it yet.
+  int r = ask_shim(b, "f8f8bf16_grouped_mm", mat_a, mat_b, offs, bias, out);
+  if (r == GEMMTUNE_GROUPED_SERVED) return; // never, while the key is marked
+  b.original_f8(mat_a, mat_b, scale_a, scale_b, offs, bias, use_fast_accum, out);
   if (r == GEMMTUNE_GROUPED_ENTERED) b.end();
 }
