@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] [pyflow] [kernels_fp8] [grouped] ...
+#   [multigpu] [pyflow] [kernels_fp8] [grouped] [moe] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -137,6 +137,12 @@ for s in "${stages[@]}"; do
       TAIL=40 run_stage grouped_test ${T_GTEST:-600} bash -c "set -o pipefail; cd '$build' && ctest --output-on-failure -R '^gpu_test_grouped\$' --timeout 600 2>&1 | tee '$gdir/test.log'"
       TAIL=60 run_stage grouped_bench ${T_GBENCH:-900} bash -c "set -o pipefail; '$build/grouped_bench' --csv '$gdir/grouped_bench.csv' 2>&1 | tee '$gdir/grouped_bench.log'"
       TAIL=60 run_stage grouped_torch ${T_GTORCH:-900} bash -c "set -o pipefail; '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgt_grouped_bench.so' --csv '$gdir/grouped_vs_torch.csv' 2>&1 | tee '$gdir/grouped_vs_torch.log'" ;;
+    moe)
+      # Issue 24: transformers MoE models through torch._grouped_mm. The torch bridge must be built
+      # against this machine's torch (python3's, found at configure time).
+      [ -f "$build/libgemmtune_torchmm.so" ] ||
+        run_stage moe_bridge ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)} --target gemmtune_torchmm"
+      TAIL=80 run_stage moe ${T_MOE:-900} bash "$root/bench/moe_e2e.sh" "$build" "$work/moe" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "gt_testutil.h"
+#include "core/gt_grouped_key.h"
+#include "providers/cuda/gt_grouped_names.h"
 #include "verify/gt_engage.h"
 
 #define SPLITK_INSTANCE "gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8"
@@ -325,6 +327,60 @@ static void test_shared_kernel_needs_both_keys_hits(void **st) {
   gt_db_free(&db);
 }
 
+/* A grouped_mm key is engaged where its own kernel ran and torch's grouped path is gone: with
+ * every grouped call hit, a launch of prepare_grouped_gemm_data left in the trace means some call
+ * still ran torch's path. */
+static void test_grouped_replaces_torch_path(void **st) {
+  (void)st;
+  gt_grouped_call_t c = {.entry = "bf16bf16_grouped_mm", .a_type = GT_DT_BF16,
+                         .b_type = GT_DT_BF16, .out_type = GT_DT_BF16, .a_2d = true, .b_3d = true,
+                         .has_offs = true, .rows = 16, .k = 4096, .n = 14336, .groups = 8,
+                         .a_row_stride = 4096, .a_col_stride = 1, .b_group_stride = 14336 * 4096,
+                         .b_k_stride = 1, .b_n_stride = 4096, .out_row_stride = 14336,
+                         .out_col_stride = 1};
+  gt_problem_t key;
+  assert_int_equal(gt_grouped_key(&c, "sm_90", 132, &key, NULL), GT_OK);
+  gt_db_t db;
+  gt_db_init(&db);
+  gt_db_row_t r = make_row(key, "grouped", "gt_sm90_grouped_bf16_tn_t64x128x64", 1.4);
+  snprintf(r.lib, sizeof r.lib, "-");
+  snprintf(r.baseline, sizeof r.baseline, "torch_bf16bf16_grouped_mm");
+  assert_int_equal(gt_db_put(&db, &r), GT_OK);
+  gt_shim_key_t k = shim_key(key, 4, 4, GT_SHIM_HIT);
+  snprintf(k.entry, sizeof k.entry, "bf16bf16_grouped_mm");
+  gt_shim_stats_t stats = {.v = &k, .n = 1, .files = 1};
+  for (int torch_left = 0; torch_left <= 1; torch_left++) {
+    gt_trace_t tr;
+    gt_trace_init(&tr);
+    for (int i = 0; i < 4; i++) gt_trace_add(&tr, "gt_sm90_grouped_bf16_tn_t64x128x64", 0, 40, 1, false);
+    if (torch_left)
+      gt_trace_add(&tr, "void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t>()",
+                   0, 2, 1, false);
+    gt_engage_report_t rep;
+    assert_int_equal(gt_engage_build(&db, &stats, &rep), GT_OK);
+    gt_engage_item_t *it = (gt_engage_item_t *)find_item(&rep, key);
+    assert_true(gt_engage_expected_from_row(it->row, &it->expected));
+    it->expected_known = true;
+    gt_engage_judge(&db, &tr, true, NULL, &rep);
+    if (torch_left) {
+      assert_int_equal(it->verdict, GT_ENGAGE_PARTLY);
+      assert_non_null(strstr(it->why, "torch's own grouped path"));
+    } else {
+      assert_int_equal(it->verdict, GT_ENGAGE_ENGAGED);
+      assert_non_null(strstr(it->why, "did not run"));
+    }
+    gt_engage_report_free(&rep);
+    gt_trace_free(&tr);
+  }
+  gt_db_free(&db);
+  /* torch's kernels, mangled (CUPTI) and demangled, are recognised; others are not */
+  assert_true(gt_grouped_is_torch_kernel(
+      "_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xINS_4gemm6kernel13"
+      "GemmUniversalINS5_17GroupProblemShapeIN4cute5tupleIJiiiEEEEE"));
+  assert_false(gt_grouped_is_torch_kernel("cutlass_80_tensorop_bf16_s16816gemm_128x64"));
+  assert_false(gt_grouped_is_torch_kernel("nvjet_sm90_tst_64x8_64x16_2x4_h_bz_TNT"));
+}
+
 /* GPU time shares and the Amdahl bound, by hand: 1000 ns of kernels, 400 ns of them the tuned
  * key's (speedup 2: 800 ns with the baseline), 100 ns another GEMM, 500 ns other work. */
 static void test_gpu_time_and_amdahl(void **st) {
@@ -521,6 +577,7 @@ int main(void) {
       cmocka_unit_test(test_scenarios),
       cmocka_unit_test(test_not_issued_names_the_field),
       cmocka_unit_test(test_shared_kernel_needs_both_keys_hits),
+      cmocka_unit_test(test_grouped_replaces_torch_path),
       cmocka_unit_test(test_gpu_time_and_amdahl),
       cmocka_unit_test(test_kernel_match),
       cmocka_unit_test(test_expected_from_row),

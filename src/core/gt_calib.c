@@ -35,6 +35,8 @@ size_t gt_calib_pick(const gt_shapes_t *sh, double peak_tflops, double peak_gbps
   pick_t mem = {0}, comp = {0}, any = {0};
   for (size_t i = 0; i < sh->n; i++) {
     const gt_problem_t *p = &sh->v[i].p;
+    /* A reference is timed by this process's baseline: grouped_mm's is torch's own function. */
+    if (p->op != GT_OP_GEMM) continue;
     const double flops = gt_problem_flops(p), bytes = gt_problem_min_bytes(p);
     const double cost = roofline ? fmax(flops / (peak_tflops * 1e12), bytes / (peak_gbps * 1e9))
                                  : flops + bytes;

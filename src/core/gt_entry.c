@@ -8,6 +8,7 @@ static const char *const k_names[GT_ENTRY__COUNT] = {
     [GT_ENTRY_GEMMEX] = "gemmex",
     [GT_ENTRY_LTMATMUL] = "ltmatmul",
     [GT_ENTRY_HOST] = "host",
+    [GT_ENTRY_GROUPED_MM] = "grouped_mm",
 };
 
 /* The cuBLAS function names that map onto an entry (what the shim's counters file writes). */
@@ -35,6 +36,9 @@ static const struct {
     {"cublasGemmBatchedEx_64", GT_ENTRY_GEMMEX},
     {"cublasGemmGroupedBatchedEx", GT_ENTRY_GEMMEX},
     {"cublasGemmGroupedBatchedEx_64", GT_ENTRY_GEMMEX},
+    /* torch's grouped GEMM functions, as the shim's counters name them. */
+    {"bf16bf16_grouped_mm", GT_ENTRY_GROUPED_MM},
+    {"f8f8bf16_grouped_mm", GT_ENTRY_GROUPED_MM},
 };
 
 const char *gt_entry_name(gt_entry_t e) {
@@ -54,7 +58,7 @@ gt_status_t gt_entry_parse(const char *s, gt_entry_t *out) {
       return GT_OK;
     }
   return gt_err_set(GT_ERR_DATA,
-                    "'%s' is not an entry point (default, gemmex, ltmatmul, host, or a "
+                    "'%s' is not an entry point (default, gemmex, ltmatmul, host, grouped_mm, or a "
                     "cuBLAS function name such as cublasGemmEx or cublasLtMatmul)",
                     s);
 }

@@ -16,10 +16,12 @@ typedef enum gt_entry {
   GT_ENTRY_GEMMEX,      /* cublasGemmEx and its strided-batched, typed and _64 forms */
   GT_ENTRY_LTMATMUL,    /* cublasLtMatmul */
   GT_ENTRY_HOST,        /* a host application's own loop */
+  GT_ENTRY_GROUPED_MM,  /* torch._grouped_mm's CUDA path (at::cuda::detail::bf16bf16_grouped_mm,
+                           f8f8bf16_grouped_mm): its baseline is torch's own function */
   GT_ENTRY__COUNT
 } gt_entry_t;
 
-/* "default", "gemmex", "ltmatmul", "host" (as shapes files and `--entry` spell them). */
+/* "default", "gemmex", "ltmatmul", "host", "grouped_mm" (as shapes files and `--entry` spell them). */
 const char *gt_entry_name(gt_entry_t e);
 /* Parse that spelling; the cuBLAS function names (cublasGemmEx, cublasGemmStridedBatchedEx,
  * cublasLtMatmul) are accepted too, since capture files and shim counters use them. GT_ERR_DATA

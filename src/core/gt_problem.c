@@ -33,6 +33,14 @@ static bool field_at_default(const gt_problem_t *p, int i) {
   }
 }
 
+const char *gt_op_name(gt_op_t op) {
+  switch (op) {
+    case GT_OP_GEMM: return "gemm";
+    case GT_OP_GROUPED_MM: return "grouped_mm";
+  }
+  return "?";
+}
+
 void gt_problem_init(gt_problem_t *p) {
   memset(p, 0, sizeof *p);
   p->op = GT_OP_GEMM;
@@ -60,6 +68,11 @@ void gt_problem_fill_lds(gt_problem_t *p) {
   if (p->ldb == 0) p->ldb = p->transb == GT_TRANS_N ? p->k : p->n;
   if (p->ldc == 0) p->ldc = p->m;
   if (p->batch > 1) {
+    /* grouped_mm splits B's and D's columns among the groups: their strides stay 0. */
+    if (p->op == GT_OP_GROUPED_MM) {
+      if (p->stride_a == 0) p->stride_a = sat_mul(p->lda, p->transa == GT_TRANS_N ? p->k : p->m);
+      return;
+    }
     if (p->stride_a == 0) p->stride_a = sat_mul(p->lda, p->transa == GT_TRANS_N ? p->k : p->m);
     if (p->stride_b == 0) p->stride_b = sat_mul(p->ldb, p->transb == GT_TRANS_N ? p->n : p->k);
     if (p->stride_c == 0) p->stride_c = sat_mul(p->ldc, p->n);
@@ -193,6 +206,17 @@ gt_status_t gt_problem_validate(const gt_problem_t *p) {
     return gt_err_set(GT_ERR_DATA, "field 'batch': must be >= 1 (got %" PRId64 ")", p->batch);
   if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0)
     return gt_err_set(GT_ERR_DATA, "field 'stride_*': must be >= 0");
+  /* A grouped product splits B's and D's n columns (the routed rows) among the groups: they are
+   * not repeated per group, so their batch strides are 0 by definition, and A's must keep the
+   * experts apart. */
+  if (p->op == GT_OP_GROUPED_MM) {
+    if (p->stride_b != 0 || p->stride_c != 0)
+      return gt_err_set(GT_ERR_DATA,
+                        "field 'stride_b'/'stride_c': must be 0 for grouped_mm (the routed rows "
+                        "are split among the groups, not repeated)");
+    if (!p->beta_zero)
+      return gt_err_set(GT_ERR_DATA, "field 'beta_zero': grouped_mm never reads C");
+  }
   gt_status_t s;
   if ((s = operand_bytes_check(p, 'A', p->a_type)) != GT_OK ||
       (s = operand_bytes_check(p, 'B', p->b_type)) != GT_OK ||
@@ -200,7 +224,8 @@ gt_status_t gt_problem_validate(const gt_problem_t *p) {
       (s = operand_bytes_check(p, 'D', p->d_type)) != GT_OK)
     return s;
   int64_t one_c;
-  if (p->batch > 1 && (__builtin_mul_overflow(p->ldc, p->n, &one_c) || p->stride_c < one_c))
+  if (p->op == GT_OP_GEMM && p->batch > 1 &&
+      (__builtin_mul_overflow(p->ldc, p->n, &one_c) || p->stride_c < one_c))
     return gt_err_set(GT_ERR_DATA,
                       "field 'stride_c': %" PRId64 " < ldc*n (%" PRId64 "*%" PRId64
                       "): outputs would overlap",
@@ -228,11 +253,18 @@ gt_status_t gt_problem_validate(const gt_problem_t *p) {
 }
 
 double gt_problem_flops(const gt_problem_t *p) {
+  /* grouped_mm: every routed row meets one group's weights only. */
+  if (p->op == GT_OP_GROUPED_MM) return 2.0 * (double)p->m * (double)p->n * (double)p->k;
   return 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
 }
 
 double gt_problem_min_bytes(const gt_problem_t *p) {
   double b = (double)p->batch;
+  /* grouped_mm: every expert's weights, the routed rows once, their outputs once. */
+  if (p->op == GT_OP_GROUPED_MM)
+    return b * (double)p->m * p->k * gt_dtype_size(p->a_type) +
+           (double)p->k * p->n * gt_dtype_size(p->b_type) +
+           (double)p->m * p->n * gt_dtype_size(p->d_type);
   double bytes = b * ((double)p->m * p->k * gt_dtype_size(p->a_type) +
                       (double)p->k * p->n * gt_dtype_size(p->b_type) +
                       (double)p->m * p->n * gt_dtype_size(p->d_type));
@@ -274,7 +306,7 @@ bool gt_layout_parse(const char *lay, gt_trans_t *transa, gt_trans_t *transb) {
 
 void gt_problem_field_str(const gt_problem_t *p, int i, char *buf, int cap) {
   switch (i) {
-    case F_OP: snprintf(buf, cap, "gemm"); break;
+    case F_OP: snprintf(buf, cap, "%s", gt_op_name(p->op)); break;
     case F_A: snprintf(buf, cap, "%s", gt_dtype_name(p->a_type)); break;
     case F_B: snprintf(buf, cap, "%s", gt_dtype_name(p->b_type)); break;
     case F_C: snprintf(buf, cap, "%s", gt_dtype_name(p->c_type)); break;
@@ -343,9 +375,11 @@ gt_status_t gt_problem_set_field(gt_problem_t *p, const char *field, const char 
   gt_status_t s;
   switch (i) {
     case F_OP:
-      if (strcmp(v, "gemm") != 0)
-        return gt_err_set(GT_ERR_DATA, "field 'op': unknown operation '%s' (known: gemm)", v);
-      p->op = GT_OP_GEMM;
+      if (strcmp(v, "gemm") == 0) p->op = GT_OP_GEMM;
+      else if (strcmp(v, "grouped_mm") == 0) p->op = GT_OP_GROUPED_MM;
+      else
+        return gt_err_set(GT_ERR_DATA,
+                          "field 'op': unknown operation '%s' (known: gemm, grouped_mm)", v);
       return GT_OK;
     case F_A: return parse_type_field(field, v, &p->a_type);
     case F_B: return parse_type_field(field, v, &p->b_type);
@@ -488,6 +522,12 @@ uint64_t gt_problem_hash(const gt_problem_t *p) {
 }
 
 int gt_problem_describe(const gt_problem_t *p, char *buf, int cap) {
+  if (p->op == GT_OP_GROUPED_MM)
+    return snprintf(buf, (size_t)cap,
+                    "%s grouped_mm groups=%" PRId64 " N=%" PRId64 " K=%" PRId64
+                    " rows<=%" PRId64 " (weights %s)",
+                    gt_dtype_name(p->a_type), p->batch, p->m, p->k, p->n,
+                    p->transa == GT_TRANS_T ? "[E][N][K]" : "[E][K][N]");
   char extra[96] = "";
   bool linear = p->transa == GT_TRANS_T && p->transb == GT_TRANS_N && p->lda == p->k &&
                 p->ldb == p->k && p->ldc == p->m && p->batch == 1;

@@ -25,7 +25,14 @@
 extern "C" {
 #endif
 
-typedef enum gt_op { GT_OP_GEMM = 0 } gt_op_t;
+/* GT_OP_GROUPED_MM is torch._grouped_mm's 2-D x 3-D product (MoE experts), stated in the same
+ * column-major terms: the weights are BLAS A (batch = groups, stride_a between experts), the
+ * routed rows are BLAS B and D, shared by all groups (stride_b = stride_c = 0), and n is the
+ * routed-row bucket (gt_grouped_key.h documents the mapping and the bucketing). */
+typedef enum gt_op { GT_OP_GEMM = 0, GT_OP_GROUPED_MM = 1 } gt_op_t;
+
+/* "gemm", "grouped_mm" (the key's op field). */
+const char *gt_op_name(gt_op_t op);
 
 typedef enum gt_trans { GT_TRANS_N = 0, GT_TRANS_T = 1 } gt_trans_t;
 

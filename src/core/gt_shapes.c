@@ -241,6 +241,13 @@ static gt_status_t apply_view(const reader_t *rd, const dims_t *d, gt_shape_t *s
              "row-major %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " -> %s m=%" PRId64
              " n=%" PRId64 " k=%" PRId64,
              d->layout, d->M, d->N, d->K, gt_problem_ops(&sh->p), sh->p.m, sh->p.n, sh->p.k);
+  } else if (sh->p.op == GT_OP_GROUPED_MM) {
+    /* torch's own terms first (gt_grouped_key.h), then the BLAS key they map to. */
+    snprintf(sh->view, sizeof sh->view,
+             "grouped_mm groups=%" PRId64 " rows<=%" PRId64 " N=%" PRId64 " K=%" PRId64
+             " -> %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64,
+             sh->p.batch, sh->p.n, sh->p.m, sh->p.k, gt_problem_ops(&sh->p), sh->p.m, sh->p.n,
+             sh->p.k);
   } else {
     snprintf(sh->view, sizeof sh->view, "blas %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64,
              gt_problem_ops(&sh->p), sh->p.m, sh->p.n, sh->p.k);

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/gt_entry.h"
 #include "core/gt_problem.h"
@@ -71,7 +72,8 @@ gt_status_t gt_cand_list_spread(gt_cand_list_t *l, size_t from);
  * scales are f32 arrays on the operands' side (device memory for CUDA providers, read by the
  * kernel when it runs, as cuBLASLt reads them): scale_a/scale_b laid out as the key's
  * scale_a/scale_b mode says (gt_scale_mode_shape; NULL for mode none), scale_d one factor
- * (key's scale_d), amax_d one f32 the call writes max|D| to before D's scale (key's amax_d). */
+ * (key's scale_d), amax_d one f32 the call writes max|D| to before D's scale (key's amax_d). A grouped_mm call also has offs (int32 cumulative row ends per group, device memory) and rows, the routed
+ * rows of this call (the key's n is their bucket; 0 = the key's n); other ops leave them 0. */
 typedef struct gt_operands {
   const void *A, *B, *C;
   void *D;
@@ -81,6 +83,8 @@ typedef struct gt_operands {
   size_t ws_size;
   const float *scale_a, *scale_b, *scale_d;
   float *amax_d;
+  const void *offs;
+  int64_t rows;
 } gt_operands_t;
 
 /* What a provider's enumerate() may want to know beyond the problem. */

@@ -7,11 +7,13 @@
 
 #include "gt_provider.h"
 #include "cuda/gt_cuda_kernel_names.h"
+#include "cuda/gt_grouped_names.h"
 
 #ifdef GT_HAVE_CUDA
 extern const gt_provider_t gt_provider_cublas;        /* providers/cuda/: the baseline path */
 extern const gt_provider_t gt_provider_cublaslt;      /* providers/cuda/: heuristic + full space */
 extern const gt_provider_t gt_provider_kernels;       /* providers/cuda/: own CUDA instances */
+extern const gt_provider_t gt_provider_grouped;       /* providers/cuda/: own grouped (MoE) */
 extern const gt_provider_t gt_provider_testonly_cuda; /* providers/cuda/: planted bad candidates */
 #endif
 extern const gt_provider_t gt_provider_reference; /* fp64 CPU reference (never raced) */
@@ -23,6 +25,7 @@ static const gt_provider_t *const k_providers[] = {
     &gt_provider_cublas,
     &gt_provider_cublaslt,
     &gt_provider_kernels,
+    &gt_provider_grouped,
     &gt_provider_testonly_cuda,
 #endif
     &gt_provider_reference,
@@ -58,6 +61,12 @@ static const gt_provider_t *const k_standins[] = {
                            .backend = GT_BACKEND_CUDA,
                            .row_kernels = gt_own_row_kernels,
                            .owns_kernel = gt_own_owns_kernel},
+    &(const gt_provider_t){.api_version = GT_PROVIDER_API_VERSION,
+                           .name = "grouped",
+                           .description = "stand-in: kernel identity only",
+                           .backend = GT_BACKEND_CUDA,
+                           .row_kernels = gt_grouped_row_kernels,
+                           .owns_kernel = gt_grouped_owns_kernel},
 #endif
     NULL,
 };

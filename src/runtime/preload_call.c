@@ -228,7 +228,9 @@ bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_
   atomic_fetch_add_explicit(&e->calls, 1, memory_order_relaxed);
   note_workspace(e, ops);
   if (gt_preload.capture) gt_rt_time_begin(c->rt, e, c->stream, &c->timer);
-  if (!gt_preload.hits_allowed) {
+  /* The own grouped kernels use no cuBLAS: a process without the shim's cuBLASLt can still be
+   * served its grouped calls (torch loads cuBLASLt only at its first matmul). */
+  if (!gt_preload.hits_allowed && key->op != GT_OP_GROUPED_MM) {
     gt_preload_graph_begin(c, e);
     return false;
   }

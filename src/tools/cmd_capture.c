@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -141,6 +142,18 @@ static void say_replays(const char *path, const char *why_no_tracer) {
             r, why_no_tracer[0] ? "; " : "", why_no_tracer);
 }
 
+char *gt_runtime_preload_list(const char *shim, const char *rest, char *buf, size_t cap) {
+  char bridge[4096];
+  snprintf(bridge, sizeof bridge, "%s", shim);
+  char *slash = strrchr(bridge, '/');
+  size_t at = slash ? (size_t)(slash - bridge + 1) : 0;
+  snprintf(bridge + at, sizeof bridge - at, "libgemmtune_torchmm.so");
+  const bool have_bridge = access(bridge, R_OK) == 0;
+  snprintf(buf, cap, "%s%s%s%s%s", shim, have_bridge ? ":" : "", have_bridge ? bridge : "",
+           rest && *rest ? ":" : "", rest ? rest : "");
+  return buf;
+}
+
 int gt_cmd_capture(int argc, char **argv) {
   static const struct option opts[] = {{"output", required_argument, 0, C_OUT},
                                        {"lib", required_argument, 0, C_LIB},
@@ -193,10 +206,8 @@ int gt_cmd_capture(int argc, char **argv) {
     return EX_IOERR_;
   }
   if (pid == 0) {
-    const char *old = getenv("LD_PRELOAD");
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-    setenv("LD_PRELOAD", pre, 1);
+    setenv("LD_PRELOAD", gt_runtime_preload_list(lib, getenv("LD_PRELOAD"), pre, sizeof pre), 1);
     setenv("GEMMTUNE_CAPTURE", outabs, 1);
     if (tlib) {
       char trace[4200];

@@ -89,10 +89,8 @@ int gt_cmd_run(int argc, char **argv) {
   if (realpath(lib, real)) lib = real;
   gt_cli_env_replaced("run", "GEMMTUNE_DB", dbs, "run sets it to the --db list");
   gt_cli_preload_check("run", lib, argv + optind);
-  const char *old = getenv("LD_PRELOAD");
   char pre[8192];
-  snprintf(pre, sizeof pre, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-  setenv("LD_PRELOAD", pre, 1);
+  setenv("LD_PRELOAD", gt_runtime_preload_list(lib, getenv("LD_PRELOAD"), pre, sizeof pre), 1);
   setenv("GEMMTUNE_DB", dbs, 1);
   fflush(NULL);
   execvp(argv[optind], argv + optind);

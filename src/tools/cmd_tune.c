@@ -1093,6 +1093,17 @@ static void report_untunable(tune_run_t *r, size_t i, const gt_shape_t *x) {
   }
 }
 
+/* A grouped_mm key (torch._grouped_mm, MoE experts): its baseline is torch's own function, which
+ * only a process with torch can run, so this run cannot race it and says so for the key. The race
+ * against torch is bench/grouped_race.py's (it times torch's path for every grouped key of a
+ * shapes file). Counted with the marked rows: the key is listed, never raced or journaled. */
+static void report_grouped(tune_run_t *r, size_t i, gt_shape_t x) {
+  snprintf(x.not_tunable, sizeof x.not_tunable,
+           "grouped_mm: the baseline is torch's own bf16bf16_grouped_mm: only a torch process "
+           "runs it (bench/grouped_race.py)");
+  report_untunable(r, i, &x);
+}
+
 /* The run's totals of what the budget did and of the tuned speedups (a shape left unchanged
  * counts 1.0: the baseline stays). */
 static void count_search(tune_run_t *r, const shape_outcome_t *o, const gt_db_row_t *row,
@@ -1109,7 +1120,8 @@ static void count_search(tune_run_t *r, const shape_outcome_t *o, const gt_db_ro
 static void tune_shapes(tune_run_t *r) {
   char key[1024];
   for (size_t i = 0; i < r->sh.n; i++)
-    r->n_ours += !r->sh.v[i].not_tunable[0] && shape_is_ours(r, &r->sh.v[i], key, sizeof key);
+    r->n_ours += !r->sh.v[i].not_tunable[0] && r->sh.v[i].p.op != GT_OP_GROUPED_MM &&
+                 shape_is_ours(r, &r->sh.v[i], key, sizeof key);
   r->n_skipped = r->n_resumed = 0; /* counted again below, as each shape is reached */
   gt_cli_progress_run(r->t_start, -1);
   for (size_t i = 0; i < r->sh.n; i++) {
@@ -1117,6 +1129,10 @@ static void tune_shapes(tune_run_t *r) {
     if (!shape_is_ours(r, x, key, sizeof key)) continue;
     if (x->not_tunable[0]) {
       report_untunable(r, i, x);
+      continue;
+    }
+    if (x->p.op == GT_OP_GROUPED_MM) {
+      report_grouped(r, i, *x);
       continue;
     }
     /* The run's ETA: the shapes done so far, at their mean, for the shapes left. */

@@ -95,7 +95,7 @@ typedef struct verify_ctx {
   double timeout_s;
 } verify_ctx_t;
 
-/* LD_PRELOAD without any gemmtune shim the user's environment may already carry, so "without
+/* LD_PRELOAD without any gemmtune shim (or torch bridge) the user's environment may already carry, so "without
  * the DB" really is without it. */
 static void preload_without_shim(char *out, size_t cap) {
   out[0] = '\0';
@@ -106,7 +106,7 @@ static void preload_without_shim(char *out, size_t cap) {
   size_t o = 0;
   char *save = NULL;
   for (char *t = strtok_r(copy, ": ", &save); t; t = strtok_r(NULL, ": ", &save)) {
-    if (strstr(t, "libgemmtune_preload")) continue;
+    if (strstr(t, "libgemmtune_preload") || strstr(t, "libgemmtune_torchmm")) continue;
     o += (size_t)snprintf(out + o, o < cap ? cap - o : 0, "%s%s", o ? ":" : "", t);
   }
   free(copy);
@@ -120,8 +120,7 @@ static void child_env(const verify_ctx_t *v, run_mode_t mode, const char *trace_
   unsetenv("GEMMTUNE_TRACE");
   if (mode == RUN_TRACED || mode == RUN_WITH) {
     char with[8400];
-    snprintf(with, sizeof with, "%s%s%s", v->preload, pre[0] ? ":" : "", pre);
-    setenv("LD_PRELOAD", with, 1);
+    setenv("LD_PRELOAD", gt_runtime_preload_list(v->preload, pre, with, sizeof with), 1);
     setenv("GEMMTUNE_DB", v->db_abs, 1);
   } else {
     if (pre[0]) setenv("LD_PRELOAD", pre, 1);

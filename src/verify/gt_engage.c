@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "core/gt_stats.h"
+#include "providers/cuda/gt_grouped_names.h"
 #include "providers/gt_provider.h"
 
 /* ---- kernel names ---------------------------------------------------------------------------- */
@@ -281,6 +282,42 @@ static void judge_tuned(gt_engage_report_t *rep, gt_engage_item_t *it, const gt_
   }
 }
 
+/* Launches of torch's own grouped GEMM path in the trace (its prepare_grouped_gemm_data and
+ * CUTLASS ptr-array kernels: gt_grouped_is_torch_kernel), and the grouped_mm calls the shim did
+ * not serve. */
+static void torch_grouped(const gt_engage_report_t *rep, const gt_trace_t *trace, uint64_t *runs,
+                          uint64_t *unserved) {
+  *runs = *unserved = 0;
+  for (size_t k = 0; trace && k < trace->n; k++)
+    if (gt_grouped_is_torch_kernel(trace->k[k].name)) *runs += trace->k[k].calls;
+  for (size_t i = 0; i < rep->n; i++)
+    if (rep->items[i].issued && rep->items[i].key.op == GT_OP_GROUPED_MM)
+      *unserved += rep->items[i].calls - rep->items[i].hits;
+}
+
+/* A grouped key is engaged only where torch's own grouped kernels are gone: its own kernel
+ * replaces both the one-block prepare_grouped_gemm_data and the CUTLASS kernel. When every
+ * grouped call of the workload hit, no launch of torch's path may remain (a replayed graph
+ * repeats launches, so with calls left to torch the counts are not comparable, and only the
+ * expected kernels decide). */
+static void judge_torch_path(const gt_engage_report_t *rep, const gt_trace_t *trace,
+                             gt_engage_item_t *it) {
+  if (it->key.op != GT_OP_GROUPED_MM || !rep->trace_ok) return;
+  if (it->verdict != GT_ENGAGE_ENGAGED && it->verdict != GT_ENGAGE_PARTLY) return;
+  uint64_t runs, unserved;
+  torch_grouped(rep, trace, &runs, &unserved);
+  if (unserved == 0 && runs > 0) {
+    it->verdict = GT_ENGAGE_PARTLY;
+    append(it->why, sizeof it->why,
+           "; but torch's own grouped path (prepare_grouped_gemm_data / CUTLASS) still ran %" PRIu64
+           " times although every grouped call hit",
+           runs);
+  } else if (unserved == 0) {
+    append(it->why, sizeof it->why, "; torch's prepare_grouped_gemm_data and CUTLASS kernel "
+                                    "did not run");
+  }
+}
+
 static void judge_untuned(const gt_db_t *db, gt_engage_item_t *it) {
   gt_db_near_t near[3];
   size_t nn = gt_db_explain(db, &it->key, near, 3);
@@ -361,6 +398,7 @@ void gt_engage_judge(const gt_db_t *db, const gt_trace_t *trace, bool stats_ok,
     } else {
       rep->tuned_issued++;
       judge_tuned(rep, it, trace);
+      judge_torch_path(rep, trace, it);
     }
     rep->count[it->verdict]++;
   }

@@ -51,9 +51,11 @@ want_exports="$want_exports cublasGemmGroupedBatchedEx cublasGemmGroupedBatchedE
 want_exports="$want_exports cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasHgemm"
 want_exports="$want_exports cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64"
 want_exports="$want_exports cublasLtMatmul cublasSgemmStridedBatched cublasSgemmStridedBatched_64"
-want_exports="$want_exports cublasSgemm_v2 cublasSgemm_v2_64 "
+want_exports="$want_exports cublasSgemm_v2 cublasSgemm_v2_64"
+# and the torch bridge's way in (runtime/gt_grouped_entry.h)
+want_exports="$want_exports gemmtune_grouped_begin gemmtune_grouped_end "
 exports=$(nm -D --defined-only "$SHIM" | awk '{print $3}' | LC_ALL=C sort | tr '\n' ' ')
-check "exports exactly the cuBLAS GEMM entry points ($exports)" "[ '$exports' = '$want_exports' ]"
+check "exports exactly the cuBLAS GEMM entry points and the bridge's two calls ($exports)" "[ '$exports' = '$want_exports' ]"
 check "exports carry no version node" "! readelf -V '$SHIM' | grep -q 'Version definition'"
 check "does not link cuBLAS" "! readelf -d '$SHIM' | grep NEEDED | grep -qi cublas"
 

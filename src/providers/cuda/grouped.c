@@ -1,0 +1,211 @@
+/* The `grouped` provider: gemmtune's own grouped GEMM kernels (src/kernels, gt_grouped.h) for
+ * grouped_mm keys, torch._grouped_mm's MoE product (core/gt_grouped_key.h). It turns a key and a
+ * call's operands into the kernels' argument block (kernels/gt_grouped_args.h) and launches the
+ * instance a DB row names.
+ *
+ * Its baseline is torch's own function, which no provider of this process can run: baseline_for is
+ * false, and `tune` says so for every grouped key (the race against torch runs where torch is,
+ * bench/grouped_race.py). Every call into the kernels goes through the seam below, the only part
+ * that names the kernels' interface. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/gt_grouped_args.h"
+#include "providers/gt_provider.h"
+#include "gt_grouped_names.h"
+
+/* ---- the seam to the kernels -----------------------------------------------------------------
+ * The grouped kernels (src/kernels/gt_grouped.h) list their instances and answer, per instance,
+ * gt_grouped_supports(instance, args) and gt_grouped_launch(instance, args, workspace, bytes,
+ * stream). Until that header is part of this build the seam lists no instance, the provider is
+ * unavailable (init says why), and a DB row naming a grouped instance is "not used" with that
+ * reason. Merging the kernels is these four functions. */
+
+static size_t seam_count(void) { return 0; }
+
+static const char *seam_name(size_t i) {
+  (void)i;
+  return "";
+}
+
+static bool seam_supports(size_t i, const gt_grouped_args_t *a) {
+  (void)i;
+  (void)a;
+  return false;
+}
+
+/* Workspace bytes an instance wants: none until the kernels say otherwise. */
+static size_t seam_workspace(size_t i, const gt_grouped_args_t *a) {
+  (void)i;
+  (void)a;
+  return 0;
+}
+
+static gt_status_t seam_launch(size_t i, const gt_grouped_args_t *a, void *ws, size_t bytes,
+                               void *stream) {
+  (void)i, (void)a, (void)ws, (void)bytes, (void)stream;
+  return gt_err_set(GT_ERR_UNSUPPORTED, "grouped: no own grouped kernels in this build");
+}
+
+/* ---- the provider ---------------------------------------------------------------------------- */
+
+typedef struct gblob {
+  int idx;
+} gblob_t;
+
+typedef struct gstate {
+  int idx;
+  gt_problem_t key;
+} gstate_t;
+
+/* The kernels' argument block for key p and operands ops (NULL: pointers left NULL, for the
+ * shape-only questions of enumerate). BLAS A is the weights, B the routed rows, D the output. */
+static void fill_args(const gt_problem_t *p, const gt_operands_t *ops, gt_grouped_args_t *a) {
+  memset(a, 0, sizeof *a);
+  if (ops) {
+    a->a = ops->B;
+    a->b = ops->A;
+    a->d = ops->D;
+    a->offs = (const int32_t *)ops->offs;
+    a->bias = ops->bias;
+  }
+  a->rows = ops && ops->rows > 0 ? ops->rows : p->n;
+  a->n = p->m;
+  a->k = p->k;
+  a->lda = p->ldb;
+  a->ldd = p->ldc;
+  a->sbg = p->stride_a;
+  /* transa T: the weight is [E][N][K] seen transposed (K contiguous, lda = the N stride). */
+  a->sbk = p->transa == GT_TRANS_T ? 1 : p->lda;
+  a->sbn = p->transa == GT_TRANS_T ? p->lda : 1;
+  a->sbias = 0;
+  a->groups = (int32_t)p->batch;
+}
+
+static gt_status_t grouped_init(void) {
+  if (seam_count() == 0)
+    return gt_err_set(GT_ERR_UNSUPPORTED, "no own grouped kernels in this build");
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return gt_err_set(GT_ERR_DEVICE, "no CUDA device");
+  }
+  return GT_OK;
+}
+
+static bool grouped_baseline_for(gt_entry_t e, const gt_problem_t *p) {
+  (void)e, (void)p;
+  return false; /* torch's own function is the baseline, and it is not a provider here */
+}
+
+static const char *grouped_lib_version(void) { return "gemmtune-grouped=1"; }
+
+/* Why instance i cannot run key p ("" when it can): the key's own limits first. */
+static bool instance_ok(size_t i, const gt_problem_t *p, char *why, size_t cap) {
+  if (p->op != GT_OP_GROUPED_MM) return snprintf(why, cap, "not a grouped_mm key"), false;
+  if (p->batch > INT32_MAX) return snprintf(why, cap, "more groups than an int32"), false;
+  gt_grouped_args_t a;
+  fill_args(p, NULL, &a);
+  if (!seam_supports(i, &a)) return snprintf(why, cap, "instance does not support this shape"), false;
+  why[0] = '\0';
+  return true;
+}
+
+static void fill_candidate(gt_candidate_t *c, size_t i);
+
+static gt_status_t grouped_enumerate(const gt_problem_t *p, const gt_enum_opts_t *o,
+                                     gt_cand_list_t *out) {
+  (void)o;
+  if (p->op != GT_OP_GROUPED_MM) return GT_OK; /* nothing to say about other ops */
+  for (size_t i = 0; i < seam_count(); i++) {
+    gt_candidate_t c;
+    fill_candidate(&c, i);
+    char why[GT_REASON_MAX];
+    if (!instance_ok(i, p, why, sizeof why)) {
+      c.excluded = true;
+      snprintf(c.reason, sizeof c.reason, "%s", why);
+    }
+    gt_status_t s = gt_cand_list_push(out, &c);
+    if (s != GT_OK) return s;
+  }
+  return GT_OK;
+}
+
+static gt_status_t grouped_from_name(const char *name, const gt_problem_t *p,
+                                     gt_candidate_t *out) {
+  for (size_t i = 0; i < seam_count(); i++) {
+    if (strcmp(seam_name(i), name) != 0) continue;
+    char why[GT_REASON_MAX];
+    if (!instance_ok(i, p, why, sizeof why))
+      return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+    fill_candidate(out, i);
+    return GT_OK;
+  }
+  return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is not a grouped instance of this build", name);
+}
+
+static gt_status_t grouped_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **state,
+                                   size_t *ws_needed) {
+  gblob_t b;
+  memcpy(&b, c->blob, sizeof b);
+  if (b.idx < 0 || (size_t)b.idx >= seam_count() || strcmp(seam_name((size_t)b.idx), c->name))
+    return gt_err_set(GT_ERR_INTERNAL, "grouped: candidate '%s' does not match its blob", c->name);
+  gstate_t *st = malloc(sizeof *st);
+  if (!st) return gt_err_set(GT_ERR_NOMEM, "grouped: out of host memory");
+  st->idx = b.idx;
+  st->key = *p;
+  gt_grouped_args_t a;
+  fill_args(p, NULL, &a);
+  *ws_needed = seam_workspace((size_t)b.idx, &a);
+  *state = st;
+  return GT_OK;
+}
+
+static gt_status_t grouped_run(void *state, const gt_operands_t *ops, void *stream) {
+  const gstate_t *st = state;
+  if (!ops->offs)
+    return gt_err_set(GT_ERR_USAGE, "grouped: a grouped_mm call without offs");
+  /* A call may carry fewer rows than its bucket, never more (its key would be another bucket). */
+  if (ops->rows > st->key.n)
+    return gt_err_set(GT_ERR_USAGE, "grouped: %lld rows in a bucket of %lld",
+                      (long long)ops->rows, (long long)st->key.n);
+  gt_grouped_args_t a;
+  fill_args(&st->key, ops, &a);
+  return seam_launch((size_t)st->idx, &a, ops->workspace, ops->ws_size, stream);
+}
+
+static void grouped_release(void *state) { free(state); }
+
+/* Launching is all run does: no allocation, no synchronisation. */
+static bool grouped_capture_safe(void) { return true; }
+
+const gt_provider_t gt_provider_grouped = {
+    .api_version = GT_PROVIDER_API_VERSION,
+    .name = "grouped",
+    .description = "gemmtune's own grouped GEMM kernels for torch._grouped_mm (MoE experts); "
+                   "baseline: torch's own function",
+    .backend = GT_BACKEND_CUDA,
+    .init = grouped_init,
+    .baseline_for = grouped_baseline_for,
+    .lib_version = grouped_lib_version,
+    .enumerate = grouped_enumerate,
+    .from_name = grouped_from_name,
+    .prepare = grouped_prepare,
+    .run = grouped_run,
+    .release = grouped_release,
+    .row_kernels = gt_grouped_row_kernels,
+    .owns_kernel = gt_grouped_owns_kernel,
+    .capture_safe = grouped_capture_safe,
+};
+
+static void fill_candidate(gt_candidate_t *c, size_t i) {
+  memset(c, 0, sizeof *c);
+  c->provider = &gt_provider_grouped;
+  snprintf(c->name, sizeof c->name, "%s", seam_name(i));
+  gblob_t b = {(int)i};
+  memcpy(c->blob, &b, sizeof b);
+}
