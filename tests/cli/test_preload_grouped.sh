@@ -18,7 +18,7 @@ expect_exit 0 "the calls complete under capture" env GEMMTUNE_TEST_DEVICE=sm_90:
 expect_nogrep "no call is served without a DB row" ': 1$'
 expect_grep "every call goes to torch's function, ended by the bridge" '^rows 2: 2$'
 OUT_TXT=$(cat "$TMP/cap.csv")
-expect_grep "2 rows: one key of three calls" '^3,.*,grouped_mm,0,-,grouped_mm,bf16,bf16,bf16,bf16,f32,f32,T,N,3584,2,1024,1024,1024,3584,8,3670016,0,0,none,1,sm_90,132$'
+expect_grep "2 rows: one key of three calls" '^3,.*,grouped_mm,0,-,grouped_mm,bf16,bf16,bf16,bf16,f32,f32,T,N,3584,2,1024,1024,1024,3584,8,3670016,0,0,none,1,sm_90,132,none,none,0,0,0$'
 expect_grep "17 and 32 rows: one bucket of three calls" '^3,.*,grouped_mm,0,-,grouped_mm,.*,T,N,3584,32,1024,'
 expect_grep "the biased call: its own row with the reason" '^1,.*,grouped_mm,0,bf16bf16_grouped_mm: a bias: no own kernel takes one yet,grouped_mm,'
 expect_exit 0 "shapes reads the capture back" "$GT" shapes "$TMP/cap.csv"

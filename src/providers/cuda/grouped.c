@@ -14,6 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/gt_grouped.h"
 #include "kernels/gt_grouped_args.h"
 #include "providers/gt_provider.h"
 #include "gt_grouped_names.h"
@@ -21,34 +22,24 @@
 /* ---- the seam to the kernels -----------------------------------------------------------------
  * The grouped kernels (src/kernels/gt_grouped.h) list their instances and answer, per instance,
  * gt_grouped_supports(instance, args) and gt_grouped_launch(instance, args, workspace, bytes,
- * stream). Until that header is part of this build the seam lists no instance, the provider is
- * unavailable (init says why), and a DB row naming a grouped instance is "not used" with that
- * reason. Merging the kernels is these four functions. */
+ * stream). These five functions are the only code here that names that interface. */
 
-static size_t seam_count(void) { return 0; }
+static size_t seam_count(void) { return gt_grouped_instance_count; }
 
-static const char *seam_name(size_t i) {
-  (void)i;
-  return "";
-}
+static const char *seam_name(size_t i) { return gt_grouped_instances[i].name; }
 
 static bool seam_supports(size_t i, const gt_grouped_args_t *a) {
-  (void)i;
-  (void)a;
-  return false;
+  return gt_grouped_supports((int)i, a) == GT_OK;
 }
 
-/* Workspace bytes an instance wants: none until the kernels say otherwise. */
 static size_t seam_workspace(size_t i, const gt_grouped_args_t *a) {
-  (void)i;
-  (void)a;
-  return 0;
+  return gt_grouped_workspace_bytes((int)i, a);
 }
 
 static gt_status_t seam_launch(size_t i, const gt_grouped_args_t *a, void *ws, size_t bytes,
                                void *stream) {
-  (void)i, (void)a, (void)ws, (void)bytes, (void)stream;
-  return gt_err_set(GT_ERR_UNSUPPORTED, "grouped: no own grouped kernels in this build");
+  return gt_grouped_launch(gt_grouped_instances[i].name, a, ws, bytes,
+                           (struct CUstream_st *)stream);
 }
 
 /* ---- the provider ---------------------------------------------------------------------------- */
@@ -110,7 +101,7 @@ static bool instance_ok(size_t i, const gt_problem_t *p, char *why, size_t cap) 
   if (p->batch > INT32_MAX) return snprintf(why, cap, "more groups than an int32"), false;
   gt_grouped_args_t a;
   fill_args(p, NULL, &a);
-  if (!seam_supports(i, &a)) return snprintf(why, cap, "instance does not support this shape"), false;
+  if (!seam_supports(i, &a)) return snprintf(why, cap, "%s", gt_err_msg()), false;
   why[0] = '\0';
   return true;
 }
