@@ -32,7 +32,9 @@ printf '%s\n' '#include <stdio.h>' \
   'void orig(void *a, void *b, void *c, void *d, void *e) { printf("original called\n"); }' \
   >"$TMP/fake.c"
 cc -shared -fPIC -o "$TMP/torch/lib/libtorch_cuda.so" -Wl,-soname,libtorch_cuda.so "$TMP/fake.c"
-printf "__version__ = '0.0.0+standin'\n" >"$TMP/torch/version.py"
+# As torch's own version.py: __all__ names '__version__' before the assignment.
+printf "%s\n" "__all__ = ['__version__', 'debug', 'cuda']" "__version__ = '0.0.0+standin'" \
+  >"$TMP/torch/version.py"
 cc -o "$TMP/client" -rdynamic "$SRC/tests/cli/torch_bridge_client.c" -ldl
 
 expect_exit 0 "another torch version: the calls complete" "$TMP/client" "$TMP/torch/lib/libtorch_cuda.so" "$bridge"

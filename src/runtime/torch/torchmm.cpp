@@ -119,8 +119,13 @@ bool running_version(void *fn, char *out, size_t cap) {
   char line[512];
   bool found = false;
   while (!found && fgets(line, sizeof line, f)) {
-    const char *q = strstr(line, "__version__");
-    if (!q || !(q = strchr(q, '\''))) continue;
+    // The assignment line only: `__all__ = ['__version__', ...]` names it too.
+    const char *q = line;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, "__version__", 11) != 0) continue;
+    q += 11;
+    while (*q == ' ' || *q == '\t') q++;
+    if (*q != '=' || !(q = strchr(q, '\''))) continue;
     const char *e = strchr(q + 1, '\'');
     if (!e || (size_t)(e - q - 1) >= cap) continue;
     memcpy(out, q + 1, (size_t)(e - q - 1));
