@@ -542,8 +542,19 @@ static void lt_scale_mode(const char *name, int32_t mode, gt_scale_mode_t *out,
   switch (mode) {
     case GT_CUBLASLT_MATRIX_SCALE_SCALAR_32F: *out = GT_SCALE_TENSOR; return;
     case GT_CUBLASLT_MATRIX_SCALE_OUTER_VEC_32F: *out = GT_SCALE_OUTER; return;
-    case GT_CUBLASLT_MATRIX_SCALE_VEC128_32F: *out = GT_SCALE_BLK1X128; return;
-    case GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F: *out = GT_SCALE_BLK128X128; return;
+    /* Keyed, but marked: on the H200 the gate's reference over these block arrays disagreed
+     * with cuBLASLt's own result (normwise error 1.08, bench/results/fp8), so the assumed layout
+     * of the block scales is not yet the library's. Until it is, such a call runs as issued. */
+    case GT_CUBLASLT_MATRIX_SCALE_VEC128_32F:
+      *out = GT_SCALE_BLK1X128;
+      mark(mk, "%s blockwise (1x128) scales: not served until the reference's block layout is "
+               "validated against cuBLASLt", name);
+      return;
+    case GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F:
+      *out = GT_SCALE_BLK128X128;
+      mark(mk, "%s blockwise (128x128) scales: not served until the reference's block layout is "
+               "validated against cuBLASLt", name);
+      return;
     default:
       *out = GT_SCALE_NONE;
       mark(mk, "%s scaling mode %d is not keyed (not an sm_90 fp32 scale)", name, (int)mode);
