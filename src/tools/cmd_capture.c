@@ -148,7 +148,10 @@ char *gt_runtime_preload_list(const char *shim, const char *rest, char *buf, siz
   char *slash = strrchr(bridge, '/');
   size_t at = slash ? (size_t)(slash - bridge + 1) : 0;
   snprintf(bridge + at, sizeof bridge - at, "libgemmtune_torchmm.so");
-  const bool have_bridge = access(bridge, R_OK) == 0;
+  /* Opt-in until the bridge's reading of torch's tensors has run on a real torch (the first H200
+   * run refused that torch before reading any): GEMMTUNE_TORCH_BRIDGE=1. */
+  const char *opt = getenv("GEMMTUNE_TORCH_BRIDGE");
+  const bool have_bridge = opt && !strcmp(opt, "1") && access(bridge, R_OK) == 0;
   snprintf(buf, cap, "%s%s%s%s%s", shim, have_bridge ? ":" : "", have_bridge ? bridge : "",
            rest && *rest ? ":" : "", rest ? rest : "");
   return buf;
