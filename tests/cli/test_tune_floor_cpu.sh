@@ -11,6 +11,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 shapes="$TMP/shapes.csv"
 printf 'model,proj,tokens,out_features,in_features\nt,a,1,192,128\nt,b,64,256,128\n' >"$shapes"
+# (Each widening gains 1%: on a loaded machine the printed gain may read 1.1%, which the checks
+# allow; the rule and the count of widenings are exact.)
 # The widening problem: 64 tokens x 128 x 256 in bf16. The naive baseline takes several ms here,
 # the planted candidates 300 us x 0.99^group (computing nothing: the gate rejects them);
 # --max-candidates 1 leaves cpu its baseline alone.
@@ -55,7 +57,7 @@ expect_grep "... widens" 'search: quick pass \+ [0-9]+ widenings'
 expect_exit 0 "tune of the planted widening space" env GEMMTUNE_TEST_PROVIDERS=widen \
   "$GT" tune "${WIDEN[@]}" "$TMP/widen.csv" -o "$TMP/widen.db"
 expect_grep "three widenings, then the no-gain rule" \
-  'search: quick pass \+ 3 widenings \(\+56 candidates, 192 not searched\); stopped: no-gain: 3 widenings in a row gained under 2% \(1\.0%, 1\.0%, 1\.0%\)'
+  'search: quick pass \+ 3 widenings \(\+56 candidates, 192 not searched\); stopped: no-gain: 3 widenings in a row gained under 2% \(1\.[0-9]%, 1\.[0-9]%, 1\.[0-9]%\)'
 expect_nogrep "no planted candidate wins" 'improved +testonly'
 expect_exit 0 "the same as json" env GEMMTUNE_TEST_PROVIDERS=widen \
   "$GT" tune "${WIDEN[@]}" --format json "$TMP/widen.csv" -o "$TMP/widen_json.db"
