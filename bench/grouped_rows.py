@@ -162,8 +162,8 @@ def write_db(path, rows, device_name, extra_validators=None):
         if k in seen:
             raise RowError("two rows for one key %s" % k)
         seen[k] = r
-    vals = [("device", device_cell(device_name)),
-            ("updated", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    vals = [("device", device_cell(device_name)), ("updated", now.strftime("%Y-%m-%dT%H:%M:%SZ"))]
     vals += list((extra_validators or {}).items())
     text = [DB_FORMAT_LINE] + ["#%s=%s" % (n, v) for n, v in vals] + [HEADER]
     text += [format_row(seen[k]) for k in sorted(seen)]
@@ -173,3 +173,51 @@ def write_db(path, rows, device_name, extra_validators=None):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def view(cells):
+    """The key in torch's terms, as `gemmtune shapes` states it."""
+    return "grouped_mm groups=%s rows<=%s N=%s K=%s layout=%s" % (
+        cells["batch"], cells["n"], cells["m"], cells["k"], cells["transa"])
+
+
+def decide(cells, baseline_us, baseline_spread_pct, results, threshold_pct, rounds, device_name,
+           device_mem_gib, sm_clock_mhz=0):
+    """The outcome of one key's race, as `tune` decides it: results is a list of dicts
+    (instance, time_us, spread_pct, error: normwise against the fp32 product, agree: whether the
+    output matched torch's), one per own instance timed. The fastest instance that agreed and
+    kept its error within the bound becomes a row when it beats the baseline by more than
+    max(threshold_pct, the baseline's spread). Returns (row or None, outcome, best, note):
+    outcome "improved" or "unchanged", best the fastest gated result (None when none passed)."""
+    bound = error_bound(cells)
+    gated = [r for r in results if r["agree"] and 0 <= r["error"] <= bound]
+    failed = len(results) - len(gated)
+    best = min(gated, key=lambda r: r["time_us"]) if gated else None
+    note = "%d failed the gate" % failed if failed else ""
+    if best and improves(best["time_us"], baseline_us, threshold_pct, baseline_spread_pct):
+        row = make_row(cells, best["instance"], best["time_us"], baseline_us, best["error"],
+                       bound, rounds, best["spread_pct"], device_name, device_mem_gib,
+                       sm_clock_mhz)
+        return row, "improved", best, note
+    t = max(threshold_pct, baseline_spread_pct)
+    why = ("best %s %.3f us did not beat the baseline by %.1f%%" % (best["instance"],
+           best["time_us"], t) if best else "no own instance passed the gate" if results
+           else "no own instance accepts the key")
+    return None, "unchanged", best, "%s%s%s" % (why, "; " if note else "", note)
+
+
+TABLE_HEADER = "%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s" % (
+    "line", "shape", "baseline_us", "best_us", "speedup", "outcome", "winner")
+
+
+def table_lines(line, cells, baseline_us, best, outcome, row, note):
+    """The key's two lines in the layout of `tune`'s table: the numbers and the outcome, then
+    the key in torch's terms and the note."""
+    bus = "%.3f" % baseline_us if baseline_us and baseline_us > 0 else "-"
+    bst = "%.3f" % best["time_us"] if best else "-"
+    sp = "%.3f" % (baseline_us / best["time_us"]) if best and baseline_us else "-"
+    winner = "%s/%s" % (row["provider"], row["instance"]) if row else "-"
+    label = "g%s rows<=%s %sx%s" % (cells["batch"], cells["n"], cells["m"], cells["k"])
+    return ("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s" % (line, label, bus, bst, sp, outcome,
+                                                          winner),
+            "%5s  %s%s%s" % ("", view(cells), "  | " if note else "", note))
