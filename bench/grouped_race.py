@@ -224,8 +224,13 @@ def main():
             continue
         notes = []
         results = race_own(lib, names, ops, ref32, ref_torch, iters, a.rounds, notes.append)
-        row, outcome, best, note = gr.decide(cells, base_us, base_spread, results, a.threshold,
-                                             a.rounds, props.name, mem_gib, sm_clock())
+        try:
+            row, outcome, best, note = gr.decide(cells, base_us, base_spread, results,
+                                                 a.threshold, a.rounds, props.name, mem_gib,
+                                                 sm_clock())
+        except gr.RowError as e:
+            row, outcome, best, note = None, "failed", None, str(e)
+            rc = 1
         if row:
             rows.append(row)
         counts[outcome] += 1
