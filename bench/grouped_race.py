@@ -1,84 +1,253 @@
 #!/usr/bin/env python3
-"""Times the baseline of every grouped_mm key of a gemmtune shapes file: torch's own path for the
-call (torch._grouped_mm, which on the H200 is at::cuda::detail::bf16bf16_grouped_mm: the one-block
-prepare_grouped_gemm_data kernel, then CUTLASS's ptr-array kernel).
+"""Races the grouped_mm keys of a gemmtune shapes file in a torch process: torch's own path for
+the call (torch._grouped_mm, which on the H200 is at::cuda::detail::bf16bf16_grouped_mm: the
+one-block prepare_grouped_gemm_data kernel, then CUTLASS's ptr-array kernel) and, with --lib,
+every own grouped kernel instance that supports the key, writing a DB row for the keys an own
+instance wins.
 
 `gemmtune tune` cannot run that baseline (it is torch's function; the tuning process has no torch),
 so this harness replays it from torch on the captured key, the way the key states it
 (src/core/gt_grouped_key.h): groups = batch, N = m, K = k, routed rows = n (the bucket's upper
 end) split evenly over the groups, the weight [E][N][K] seen transposed (transa T) or [E][K][N]
-(transa N). Inputs rotate among sets larger than the L2 (cold, as gemmtune times), each step is
-graph-replayed, and the output is checked against an fp32 product. One line per key:
+(transa N), with the key's leading dimensions and group stride. Inputs rotate among sets larger
+than the L2 (cold, as gemmtune times), each candidate is graph-replayed (bench/grouped_harness.py,
+the harness bench/grouped_vs_torch.py uses), and outputs are checked against an fp32 product.
+
+Without --lib, one line per key, the baseline only:
 
   key LINE groups=G rows=R N=N K=K layout=T baseline_us=X spread_pct=S err=E
+
+With --lib BUILD/libgt_grouped_bench.so --db OUT.db [--threshold PCT], each own instance's output
+is gated against torch's (bench/grouped_harness.py AGREE_TOL) and against the fp32 product (the
+key's normwise bound, bench/grouped_rows.py), and the fastest gated instance that beats torch by
+more than max(PCT, torch's spread) (PCT: tune's default 3) becomes a row of OUT.db, provider
+grouped; a key it does not win is "unchanged". One line per key in the layout of tune's table.
+Combine OUT.db with tune's DB: gemmtune merge OUT.db tuned.db -o final.db.
+
+Exit status: 0; 1 when a key failed (torch or every launch); 77 no CUDA device; 2 usage.
 """
 import argparse
-import csv
 import statistics
+import sys
 
 import torch
 
-
-def grouped_keys(path):
-    with open(path) as f:
-        lines = [l for l in f if not l.startswith("#")]
-    for i, row in enumerate(csv.DictReader(lines), start=2):
-        if row.get("op") == "grouped_mm" and row.get("not_tunable", "-") in ("-", ""):
-            yield i, row
+import grouped_rows as gr
+from grouped_harness import (AGREE_TOL, decode_tile_hopeless, load_lib, rel_err,
+                             time_graph_samples)
 
 
-def operands(row, sets):
-    g, n, k, rows = int(row["batch"]), int(row["m"]), int(row["k"]), int(row["n"])
-    per, extra = divmod(rows, g)
-    offs = torch.tensor([per * (i + 1) + min(i + 1, extra) for i in range(g)], dtype=torch.int32,
-                        device="cuda")
-    out = []
-    for _ in range(sets):
-        a = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
-        if row["transa"] == "T":  # nn.Linear-style weights [E][N][K], passed transposed
-            w = torch.randn(g, n, k, device="cuda", dtype=torch.bfloat16).transpose(-2, -1)
+class Operands:
+    """One key's inputs as the key states them: sets rotated weight and activation copies (the
+    first one is the one outputs are checked on), the even split of the routed rows, and the
+    strides the own kernels take (elements)."""
+
+    def __init__(self, cells, sets):
+        self.g, self.n, self.k = int(cells["batch"]), int(cells["m"]), int(cells["k"])
+        self.rows = int(cells["n"])
+        lda, ldb, ldc = int(cells["lda"]), int(cells["ldb"]), int(cells["ldc"])
+        sg = int(cells["stride_a"])
+        g, n, k, rows = self.g, self.n, self.k, self.rows
+        per, extra = divmod(rows, g)
+        self.offs = torch.tensor([per * (i + 1) + min(i + 1, extra) for i in range(g)],
+                                 dtype=torch.int32, device="cuda")
+        self.active = min(g, rows)
+        if cells["transa"] == "T":  # nn.Linear-style weights [E][N][K], passed transposed
+            shape, self.sbk, self.sbn = (g, n, k), 1, lda
         else:
-            w = torch.randn(g, k, n, device="cuda", dtype=torch.bfloat16)
-        out.append((a, w))
-    return out, offs
+            shape, self.sbk, self.sbn = (g, k, n), lda, 1
+        self.sbg, self.lda, self.ldd = sg, ldb, ldc
+        self.sets = []
+        for _ in range(sets):
+            x = torch.empty_strided((rows, k), (ldb, 1), device="cuda", dtype=torch.bfloat16)
+            w = torch.empty_strided(shape, (sg, lda, 1), device="cuda", dtype=torch.bfloat16)
+            x.normal_()
+            w.normal_()
+            self.sets.append((x, w.transpose(-2, -1) if cells["transa"] == "T" else w))
+        self.out = torch.empty_strided((rows, n), (ldc, 1), device="cuda", dtype=torch.bfloat16)
+
+    def torch_call(self, i):
+        x, w = self.sets[i % len(self.sets)]
+        return torch._grouped_mm(x, w, offs=self.offs)
+
+    def own_call(self, lib, idx, i, check_only=False):
+        """Launch (or, check_only, ask whether instance idx supports) the key on set i."""
+        x, w = self.sets[i % len(self.sets)]
+        args = (idx, x.data_ptr(), w.data_ptr(), self.out.data_ptr(), self.offs.data_ptr(), 0,
+                self.rows, self.n, self.k, self.lda, self.ldd, self.sbg, self.sbk, self.sbn, 0,
+                self.g)
+        if check_only:
+            return lib.gtgb_supports(*args)
+        return lib.gtgb_launch(*args, torch.cuda.current_stream().cuda_stream)
+
+    def fp32_ref(self):
+        x, w = self.sets[0]
+        ends = self.offs.tolist()
+        return torch.cat([x[(ends[i - 1] if i else 0):ends[i]].float() @ w[i].float()
+                          for i in range(self.g)])
+
+
+def normwise(out, ref):
+    return ((out.float() - ref).norm() / (ref.norm() or 1.0)).item()
+
+
+def summary(us):
+    """Median and robust spread (interquartile range over the median, percent) of samples."""
+    med = statistics.median(us)
+    q = statistics.quantiles(us, n=4) if len(us) > 1 else [med, med, med]
+    return med, 100 * (q[2] - q[0]) / med
+
+
+def sets_for(cells, l2):
+    g, n, k, rows = int(cells["batch"]), int(cells["m"]), int(cells["k"]), int(cells["n"])
+    one = 2 * (int(cells["stride_a"]) * g + rows * k + rows * n)
+    sets = max(1, min(16, -(-3 * l2 // one)))
+    free_b, _ = torch.cuda.mem_get_info()
+    while sets > 1 and sets * one > free_b // 2:
+        sets -= 1
+    return sets
+
+
+def race_own(lib, names, ops, ref32, ref_torch, iters, rounds, say):
+    """Every own instance that supports the key, gated before it is timed (a wrong instance is
+    reported and never the best) and the fastest checked once more after all the timing."""
+    results = []
+    for idx, name in enumerate(names):
+        if decode_tile_hopeless(name, ops.rows, ops.active):
+            continue
+        if ops.own_call(lib, idx, 0, check_only=True) != 0:
+            continue
+        ops.out.fill_(0)
+        s = ops.own_call(lib, idx, 0)
+        torch.cuda.synchronize()
+        if s != 0:
+            say("  %s: launch status %d (%s)" % (name, s, lib.gtgb_error().decode()))
+            continue
+        agree_err = rel_err(ops.out, ref_torch, ops.rows)
+        res = dict(instance=name, error=normwise(ops.out, ref32), agree=agree_err <= AGREE_TOL)
+        if not res["agree"]:
+            say("  %s: MISMATCH against torch (rel err %.3g)" % (name, agree_err))
+            results.append(dict(res, time_us=float("inf"), spread_pct=0.0))
+            continue
+        status = []
+
+        def own(i, idx=idx):
+            s = ops.own_call(lib, idx, i)
+            if s:
+                status.append(s)
+
+        try:
+            us = time_graph_samples(own, iters, rounds)
+        except RuntimeError as e:
+            say("  %s: %s" % (name, e))
+            continue
+        if status:
+            say("  %s: launch status %d (%s)" % (name, status[0], lib.gtgb_error().decode()))
+            continue
+        med, spread = summary(us)
+        results.append(dict(res, time_us=med, spread_pct=spread))
+    timed = [r for r in results if r["agree"]]
+    if timed:
+        best = min(timed, key=lambda r: r["time_us"])
+        idx = names.index(best["instance"])
+        ops.out.fill_(0)
+        s = ops.own_call(lib, idx, 0)
+        torch.cuda.synchronize()
+        if s != 0 or rel_err(ops.out, ref_torch, ops.rows) > AGREE_TOL:
+            say("  %s: disagrees with torch after timing" % best["instance"])
+            best["agree"] = False
+    return results
+
+
+def sm_clock():
+    """The SM clock now, MHz (0 when torch cannot read it: it asks NVML through pynvml)."""
+    try:
+        return int(torch.cuda.clock_rate(0))
+    except Exception:  # noqa: BLE001 - any failure means "unknown", which the row can say
+        return 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("shapes")
-    ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--reps", type=int, default=20, help="replays per round")
+    ap.add_argument("--rounds", type=int, default=15, help="graph replays timed per candidate")
+    ap.add_argument("--reps", type=int, default=20, help="calls per operand set per replay")
+    ap.add_argument("--lib", help="libgt_grouped_bench.so: race the own instances too")
+    ap.add_argument("--db", help="with --lib: write the rows won here")
+    ap.add_argument("--threshold", type=float, default=gr.DEFAULT_THRESHOLD_PCT,
+                    help="percent an own instance must beat torch by (default %(default)g, "
+                    "as tune; torch's spread raises it)")
     a = ap.parse_args()
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for line, row in grouped_keys(a.shapes):
-        g, n, k, rows = int(row["batch"]), int(row["m"]), int(row["k"]), int(row["n"])
-        one = 2 * (g * n * k + rows * k + rows * n)
-        sets = max(1, min(16, -(-3 * l2 // one)))
-        ops, offs = operands(row, sets)
-        a0, w0 = ops[0]
-        ref = torch.cat([a0[(offs[i - 1] if i else 0):offs[i]].float() @ w0[i].float()
-                         for i in range(g)])
-        err = ((torch._grouped_mm(a0, w0, offs=offs).float() - ref).norm() / ref.norm()).item()
-        graph = torch.cuda.CUDAGraph()
-        torch._grouped_mm(a0, w0, offs=offs)  # warm-up outside the capture
-        with torch.cuda.graph(graph):
-            for _ in range(a.reps):
-                for x, w in ops:
-                    torch._grouped_mm(x, w, offs=offs)
-        times = []
-        for _ in range(a.rounds):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            graph.replay()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e) * 1e3 / (a.reps * len(ops)))
-        med = statistics.median(times)
-        q = statistics.quantiles(times, n=4) if len(times) > 1 else [med, med, med]
-        print("key %d groups=%d rows=%d N=%d K=%d layout=%s baseline_us=%.3f spread_pct=%.1f "
-              "err=%.2e" % (line, g, rows, n, k, row["transa"], med,
-                            100 * (q[2] - q[0]) / med, err), flush=True)
+    if bool(a.lib) != bool(a.db):
+        ap.error("--lib and --db go together")
+    if not torch.cuda.is_available():
+        print("grouped_race: no CUDA device: skipped")
+        return 77
+    props = torch.cuda.get_device_properties(0)
+    arch, sms = "sm_%d%d" % (props.major, props.minor), props.multi_processor_count
+    mem_gib = props.total_memory >> 30  # gt_db_mem_gib: GiB rounded down
+    l2 = props.L2_cache_size
+    lib = load_lib(a.lib) if a.lib else None
+    names = [lib.gtgb_name(i).decode() for i in range(lib.gtgb_count())] if lib else []
+    if lib:
+        print(gr.TABLE_HEADER)
+    rows, counts, rc = [], {"improved": 0, "unchanged": 0, "failed": 0, "skipped": 0}, 0
+    for line, shape_row in gr.grouped_keys(a.shapes):
+        try:
+            cells = gr.key_cells(shape_row)
+        except gr.RowError as e:
+            print("key %d: skipped: %s" % (line, e))
+            counts["skipped"] += 1
+            continue
+        # A row is a claim about the device it was measured on: keys of another one are not raced.
+        if lib and (cells["arch"], int(cells["sm_count"])) != (arch, sms):
+            print("key %d: skipped: captured on %s with %s SMs, this device is %s with %d" % (
+                line, cells["arch"], cells["sm_count"], arch, sms))
+            counts["skipped"] += 1
+            continue
+        ops = Operands(cells, sets_for(cells, l2))
+        iters = a.reps * len(ops.sets)
+        try:
+            ref32 = ops.fp32_ref()
+            ref_torch = ops.torch_call(0).clone()
+            err = normwise(ref_torch, ref32)
+            base_us, base_spread = summary(time_graph_samples(ops.torch_call, iters, a.rounds))
+        except RuntimeError as e:
+            print("key %d: failed: torch._grouped_mm: %s" % (line, e))
+            counts["failed"] += 1
+            rc = 1
+            continue
+        if not lib:
+            print("key %d groups=%d rows=%d N=%d K=%d layout=%s baseline_us=%.3f spread_pct=%.1f "
+                  "err=%.2e" % (line, ops.g, ops.rows, ops.n, ops.k, cells["transa"], base_us,
+                                base_spread, err), flush=True)
+            continue
+        notes = []
+        results = race_own(lib, names, ops, ref32, ref_torch, iters, a.rounds, notes.append)
+        try:
+            row, outcome, best, note = gr.decide(cells, base_us, base_spread, results,
+                                                 a.threshold, a.rounds, props.name, mem_gib,
+                                                 sm_clock())
+        except gr.RowError as e:
+            row, outcome, best, note = None, "failed", None, str(e)
+            rc = 1
+        if row:
+            rows.append(row)
+        counts[outcome] += 1
+        for text in gr.table_lines(line, cells, base_us, best, outcome, row, note):
+            print(text)
+        for text in notes:
+            print("%5s %s" % ("", text))
+        sys.stdout.flush()
+        del ops, ref32, ref_torch
+        torch.cuda.empty_cache()
+    if lib:
+        gr.write_db(a.db, rows, props.name, {"torch": torch.__version__})
+        print("%d improved, %d unchanged, %d failed, %d skipped; wrote %s (%d rows)" % (
+            counts["improved"], counts["unchanged"], counts["failed"], counts["skipped"], a.db,
+            len(rows)))
+    return rc
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

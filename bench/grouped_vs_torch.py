@@ -18,13 +18,12 @@ Usage: grouped_vs_torch.py --lib BUILD/libgt_grouped_bench.so --csv OUT.csv [--f
        [--tokens 1,4,16,64,2048] [--iters 20] [--reps 7]
 """
 import argparse
-import ctypes
 import math
-import re
-import statistics
 import sys
 
 import torch
+
+from grouped_harness import AGREE_TOL, decode_tile_hopeless, load_lib, rel_err, time_graph
 
 SHAPES = [  # model, projection, experts, top-k, K (in), N (out)
     ("mixtral-8x7b", "gate_up", 8, 2, 4096, 28672),
@@ -37,55 +36,11 @@ SHAPES = [  # model, projection, experts, top-k, K (in), N (out)
 DECODE_MAX_TOKENS = 64
 
 
-def load_lib(path):
-    lib = ctypes.CDLL(path)
-    lib.gtgb_count.restype = ctypes.c_int
-    lib.gtgb_name.restype = ctypes.c_char_p
-    lib.gtgb_name.argtypes = [ctypes.c_int]
-    lib.gtgb_error.restype = ctypes.c_char_p
-    common = [ctypes.c_int] + [ctypes.c_uint64] * 5 + [ctypes.c_int64] * 9 + [ctypes.c_int32]
-    lib.gtgb_supports.argtypes = common
-    lib.gtgb_supports.restype = ctypes.c_int
-    lib.gtgb_launch.argtypes = common + [ctypes.c_uint64]
-    lib.gtgb_launch.restype = ctypes.c_int
-    return lib
-
-
 def route(tokens, experts, topk, seed):
     g = torch.Generator().manual_seed(seed)
     pick = torch.rand(tokens, experts, generator=g).argsort(dim=1)[:, :topk]
     counts = torch.bincount(pick.flatten(), minlength=experts)
     return torch.cumsum(counts, 0).to(torch.int32), counts
-
-
-def rel_err(out, ref, used):
-    """Largest difference on the routed rows, relative to the largest reference value."""
-    if used == 0:
-        return 0.0
-    scale = ref[:used].float().abs().max().item() or 1.0
-    return (out[:used].float() - ref[:used].float()).abs().max().item() / scale
-
-
-def time_graph(fn_iter, iters, reps):
-    """Median microseconds per call of fn_iter(i) captured iters times in one CUDA graph."""
-    fn_iter(0)  # warm-up outside capture
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(iters):
-            fn_iter(i)
-    graph.replay()
-    torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ms = []
-    for _ in range(reps):
-        e0.record()
-        graph.replay()
-        e1.record()
-        e1.synchronize()
-        ms.append(e0.elapsed_time(e1))
-    del graph
-    return statistics.median(ms) * 1000.0 / iters
 
 
 def summarize(rows_out, csv_path):
@@ -185,10 +140,7 @@ def main():
             ref = torch._grouped_mm(x, ws[0].transpose(-2, -1), offs=offs)
             best = None
             for idx, name in enumerate(names):
-                # A decode tile (grpd) re-reads the group's weights for every BN rows: past 4
-                # tiles per group on average it cannot win, and at prefill it takes seconds.
-                bn = int(re.search(r"_t\d+x(\d+)x\d+_", name).group(1))
-                if "_grpd_" in name and active and rows > 4 * bn * active:
+                if decode_tile_hopeless(name, rows, active):
                     continue
                 if lib.gtgb_supports(idx, x.data_ptr(), ws[0].data_ptr(), out.data_ptr(),
                                      offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
@@ -199,7 +151,7 @@ def main():
                 s = call(0, idx, ws[0])
                 torch.cuda.synchronize()
                 err = rel_err(out, ref, used)
-                if s != 0 or err > 2e-2:
+                if s != 0 or err > AGREE_TOL:
                     print("  %s: %s" % (name, "launch status %d (%s)" % (
                         s, lib.gtgb_error().decode()) if s else "MISMATCH (rel err %.3g)" % err))
                     continue
@@ -229,7 +181,7 @@ def main():
             s = call(0, best[0], ws[0])
             torch.cuda.synchronize()
             err = rel_err(out, ref, used)
-            agree = s == 0 and err <= 2e-2
+            agree = s == 0 and err <= AGREE_TOL
             wbytes = active * per_expert
             tbs = wbytes / best[1] * 1e-6
             flops = 2.0 * rows * n * k

@@ -6,7 +6,9 @@
 #   a. gemmtune capture (the shim and the torch bridge): the grouped keys must be recorded with
 #      calls and GPU time, entry grouped_mm                                  -> FAM/shapes.csv
 #   b. gemmtune tune: cuBLAS keys are tuned as always; grouped keys are listed with why this run
-#      cannot race them; bench/grouped_race.py times their baseline (torch's own path)
+#      cannot race them; bench/grouped_race.py races them in torch (torch's own path against the
+#      own grouped instances, BUILD/libgt_grouped_bench.so) and writes the winners' rows, which
+#      gemmtune merge adds to tune's DB                                       -> FAM/tuned.db
 #   c. gemmtune verify --db: every tuned key engaged by kernel identity (a grouped key: its own
 #      kernel where prepare_grouped_gemm_data and the CUTLASS kernel ran before)
 #   d. logits: the run under the DB no further from an fp32 copy than the plain bf16 run (+25%)
@@ -26,6 +28,8 @@ export GEMMTUNE_TORCH_BRIDGE=1 # capture, run and verify preload the bridge only
 [ -x "$GT" ] || die "$GT not built"
 [ -f "$SHIM" ] || die "$SHIM not built (CUDA off?)"
 [ -f "$BRIDGE" ] || die "$BRIDGE not built: configure with torch's headers (python3's torch, or -DGT_TORCH_INCLUDE)"
+GLIB=$BUILD/libgt_grouped_bench.so
+[ -f "$GLIB" ] || die "$GLIB not built (CUDA off?)"
 
 stage "environment"
 bench_torch_probe "$OUT/torch_env.txt" transformers || die "PyTorch cannot run a bf16 matmul here"
@@ -46,13 +50,22 @@ for fam in ${FAMILIES:-mixtral qwen3_moe}; do
   "$GT" shapes "$d/shapes.csv" >"$d/shapes.txt" 2>&1
   grep -E 'grouped_mm' "$d/shapes.txt" | head -n 12
 
-  stage "$fam: b. tune, and the grouped baseline (torch's path)"
+  stage "$fam: b. tune, and the grouped race (own instances against torch's path)"
   # shellcheck disable=SC2086 # TUNE_ARGS is a list of words
   "$GT" tune "$d/shapes.csv" -o "$d/tuned.db" ${TUNE_ARGS:-} >"$d/tune.log" 2>&1
   tail -n 4 "$d/tune.log"
   grep -m 3 'grouped_mm' "$d/tune.log"
-  python3 "$root/bench/grouped_race.py" "$d/shapes.csv" >"$d/grouped_race.log" 2>&1
+  python3 "$root/bench/grouped_race.py" "$d/shapes.csv" --lib "$GLIB" --db "$d/grouped.db" \
+    >"$d/grouped_race.log" 2>&1 || { echo "FAIL: grouped race"; fail=1; }
   cat "$d/grouped_race.log"
+  # tune writes no file when it kept no row: the grouped rows are then the whole DB.
+  tuned=()
+  [ -f "$d/tuned.db" ] && tuned=("$d/tuned.db")
+  if [ -f "$d/grouped.db" ]; then
+    "$GT" merge "$d/grouped.db" "${tuned[@]}" -o "$d/tuned.db" >"$d/merge.log" 2>&1 \
+      || { echo "FAIL: merge of the grouped rows"; fail=1; }
+    cat "$d/merge.log"
+  fi
 
   if [ -s "$d/tuned.db" ] && [ "$(grep -vc '^#' "$d/tuned.db")" -gt 1 ]; then
     stage "$fam: c. verify"

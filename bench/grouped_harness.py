@@ -1,0 +1,73 @@
+"""The one harness that races own grouped kernels against torch._grouped_mm in a torch process,
+shared by bench/grouped_vs_torch.py (the MoE model table) and bench/grouped_race.py (the keys of
+a shapes file, writing DB rows): the ctypes surface of libgt_grouped_bench.so (bench/grouped_lib.c),
+the cold CUDA-graph timing, the output comparison and the rule that skips decode tiles on
+problems they cannot win. Kept in one place so both scripts time and gate the same way."""
+import ctypes
+import re
+import statistics
+
+import torch
+
+# Largest difference on the routed rows, relative to the largest reference value, for an own
+# output to agree with torch's.
+AGREE_TOL = 2e-2
+
+
+def load_lib(path):
+    """libgt_grouped_bench.so with its function types set (pointers are device addresses as
+    integers, the stream a cudaStream_t)."""
+    lib = ctypes.CDLL(path)
+    lib.gtgb_count.restype = ctypes.c_int
+    lib.gtgb_name.restype = ctypes.c_char_p
+    lib.gtgb_name.argtypes = [ctypes.c_int]
+    lib.gtgb_error.restype = ctypes.c_char_p
+    common = [ctypes.c_int] + [ctypes.c_uint64] * 5 + [ctypes.c_int64] * 9 + [ctypes.c_int32]
+    lib.gtgb_supports.argtypes = common
+    lib.gtgb_supports.restype = ctypes.c_int
+    lib.gtgb_launch.argtypes = common + [ctypes.c_uint64]
+    lib.gtgb_launch.restype = ctypes.c_int
+    return lib
+
+
+def rel_err(out, ref, used):
+    """Largest difference on the routed rows, relative to the largest reference value."""
+    if used == 0:
+        return 0.0
+    scale = ref[:used].float().abs().max().item() or 1.0
+    return (out[:used].float() - ref[:used].float()).abs().max().item() / scale
+
+
+def time_graph_samples(fn_iter, iters, reps):
+    """Microseconds per call of fn_iter(i) captured iters times in one CUDA graph, one sample
+    per replay (reps of them)."""
+    fn_iter(0)  # warm-up outside capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(iters):
+            fn_iter(i)
+    graph.replay()
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    us = []
+    for _ in range(reps):
+        e0.record()
+        graph.replay()
+        e1.record()
+        e1.synchronize()
+        us.append(e0.elapsed_time(e1) * 1000.0 / iters)
+    del graph
+    return us
+
+
+def time_graph(fn_iter, iters, reps):
+    """Median microseconds per call of fn_iter(i) captured iters times in one CUDA graph."""
+    return statistics.median(time_graph_samples(fn_iter, iters, reps))
+
+
+def decode_tile_hopeless(name, rows, active):
+    """A decode tile (grpd) re-reads the group's weights for every BN rows: past 4 tiles per
+    active group on average it cannot win, and at prefill it takes seconds."""
+    bn = int(re.search(r"_t\d+x(\d+)x\d+_", name).group(1))
+    return "_grpd_" in name and active > 0 and rows > 4 * bn * active
