@@ -5,8 +5,7 @@
  *
  * Its baseline is torch's own function, which no provider of this process can run: baseline_for is
  * false, and `tune` says so for every grouped key (the race against torch runs where torch is,
- * bench/grouped_race.py). Every call into the kernels goes through the seam below, the only part
- * that names the kernels' interface. */
+ * bench/grouped_race.py). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,29 +17,6 @@
 #include "kernels/gt_grouped_args.h"
 #include "providers/gt_provider.h"
 #include "gt_grouped_names.h"
-
-/* ---- the seam to the kernels -----------------------------------------------------------------
- * The grouped kernels (src/kernels/gt_grouped.h) list their instances and answer, per instance,
- * gt_grouped_supports(instance, args) and gt_grouped_launch(instance, args, workspace, bytes,
- * stream). These five functions are the only code here that names that interface. */
-
-static size_t seam_count(void) { return gt_grouped_instance_count; }
-
-static const char *seam_name(size_t i) { return gt_grouped_instances[i].name; }
-
-static bool seam_supports(size_t i, const gt_grouped_args_t *a) {
-  return gt_grouped_supports((int)i, a) == GT_OK;
-}
-
-static size_t seam_workspace(size_t i, const gt_grouped_args_t *a) {
-  return gt_grouped_workspace_bytes((int)i, a);
-}
-
-static gt_status_t seam_launch(size_t i, const gt_grouped_args_t *a, void *ws, size_t bytes,
-                               void *stream) {
-  return gt_grouped_launch(gt_grouped_instances[i].name, a, ws, bytes,
-                           (struct CUstream_st *)stream);
-}
 
 /* ---- the provider ---------------------------------------------------------------------------- */
 
@@ -78,7 +54,7 @@ static void fill_args(const gt_problem_t *p, const gt_operands_t *ops, gt_groupe
 }
 
 static gt_status_t grouped_init(void) {
-  if (seam_count() == 0)
+  if (gt_grouped_instance_count == 0)
     return gt_err_set(GT_ERR_UNSUPPORTED, "no own grouped kernels in this build");
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
@@ -101,7 +77,7 @@ static bool instance_ok(size_t i, const gt_problem_t *p, char *why, size_t cap) 
   if (p->batch > INT32_MAX) return snprintf(why, cap, "more groups than an int32"), false;
   gt_grouped_args_t a;
   fill_args(p, NULL, &a);
-  if (!seam_supports(i, &a)) return snprintf(why, cap, "%s", gt_err_msg()), false;
+  if (gt_grouped_supports((int)i, &a) != GT_OK) return snprintf(why, cap, "%s", gt_err_msg()), false;
   why[0] = '\0';
   return true;
 }
@@ -112,7 +88,7 @@ static gt_status_t grouped_enumerate(const gt_problem_t *p, const gt_enum_opts_t
                                      gt_cand_list_t *out) {
   (void)o;
   if (p->op != GT_OP_GROUPED_MM) return GT_OK; /* nothing to say about other ops */
-  for (size_t i = 0; i < seam_count(); i++) {
+  for (size_t i = 0; i < gt_grouped_instance_count; i++) {
     gt_candidate_t c;
     fill_candidate(&c, i);
     char why[GT_REASON_MAX];
@@ -128,22 +104,20 @@ static gt_status_t grouped_enumerate(const gt_problem_t *p, const gt_enum_opts_t
 
 static gt_status_t grouped_from_name(const char *name, const gt_problem_t *p,
                                      gt_candidate_t *out) {
-  for (size_t i = 0; i < seam_count(); i++) {
-    if (strcmp(seam_name(i), name) != 0) continue;
-    char why[GT_REASON_MAX];
-    if (!instance_ok(i, p, why, sizeof why))
-      return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
-    fill_candidate(out, i);
-    return GT_OK;
-  }
-  return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is not a grouped instance of this build", name);
+  const int i = gt_grouped_find(name);
+  if (i < 0) return gt_err_set(GT_ERR_NOT_FOUND, "'%s' is not a grouped instance of this build", name);
+  char why[GT_REASON_MAX];
+  if (!instance_ok((size_t)i, p, why, sizeof why))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", name, why);
+  fill_candidate(out, (size_t)i);
+  return GT_OK;
 }
 
 static gt_status_t grouped_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **state,
                                    size_t *ws_needed) {
   gblob_t b;
   memcpy(&b, c->blob, sizeof b);
-  if (b.idx < 0 || (size_t)b.idx >= seam_count() || strcmp(seam_name((size_t)b.idx), c->name))
+  if (b.idx < 0 || (size_t)b.idx >= gt_grouped_instance_count || strcmp(gt_grouped_instances[b.idx].name, c->name))
     return gt_err_set(GT_ERR_INTERNAL, "grouped: candidate '%s' does not match its blob", c->name);
   gstate_t *st = malloc(sizeof *st);
   if (!st) return gt_err_set(GT_ERR_NOMEM, "grouped: out of host memory");
@@ -151,7 +125,7 @@ static gt_status_t grouped_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->key = *p;
   gt_grouped_args_t a;
   fill_args(p, NULL, &a);
-  *ws_needed = seam_workspace((size_t)b.idx, &a);
+  *ws_needed = gt_grouped_workspace_bytes(b.idx, &a);
   *state = st;
   return GT_OK;
 }
@@ -166,7 +140,8 @@ static gt_status_t grouped_run(void *state, const gt_operands_t *ops, void *stre
                       (long long)ops->rows, (long long)st->key.n);
   gt_grouped_args_t a;
   fill_args(&st->key, ops, &a);
-  return seam_launch((size_t)st->idx, &a, ops->workspace, ops->ws_size, stream);
+  return gt_grouped_launch(gt_grouped_instances[st->idx].name, &a, ops->workspace, ops->ws_size,
+                           (struct CUstream_st *)stream);
 }
 
 static void grouped_release(void *state) { free(state); }
@@ -196,7 +171,7 @@ const gt_provider_t gt_provider_grouped = {
 static void fill_candidate(gt_candidate_t *c, size_t i) {
   memset(c, 0, sizeof *c);
   c->provider = &gt_provider_grouped;
-  snprintf(c->name, sizeof c->name, "%s", seam_name(i));
+  snprintf(c->name, sizeof c->name, "%s", gt_grouped_instances[i].name);
   gblob_t b = {(int)i};
   memcpy(c->blob, &b, sizeof b);
 }
