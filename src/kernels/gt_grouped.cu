@@ -142,7 +142,10 @@ extern "C" gt_status_t gt_grouped_supports(int idx, const gt_grouped_args_t *a) 
                       gt_grouped_instance_count);
   const gt_grouped_instance_t *in = &gt_grouped_instances[idx];
   if (!a) return gt_err_set(GT_ERR_USAGE, "%s: no arguments", in->name);
-  if (!a->a || !a->b || !a->d || !a->offs)
+  // No pointers at all: a shape-only question (a provider choosing or rebuilding a candidate
+  // from a key, before any call's operands exist); some but not all: a malformed block.
+  const bool shape_only = !a->a && !a->b && !a->d && !a->offs && !a->bias;
+  if (!shape_only && (!a->a || !a->b || !a->d || !a->offs))
     return gt_err_set(GT_ERR_USAGE, "%s: a, b, d and offs are required", in->name);
   if (a->groups < 1 || a->rows < 0 || a->n < 0 || a->k < 0)
     return gt_err_set(GT_ERR_USAGE, "%s: groups >= 1 and non-negative rows, n, k", in->name);
@@ -208,6 +211,9 @@ extern "C" gt_status_t gt_grouped_launch(const char *idx_or_name, const gt_group
   }
   if (gt_grouped_fn_count != gt_grouped_instance_count)
     return gt_err_set(GT_ERR_INTERNAL, "grouped kernel table and handles differ in length");
+  if (!a || !a->a || !a->b || !a->d || !a->offs)
+    return gt_err_set(GT_ERR_USAGE, "%s: a, b, d and offs are required to launch",
+                      gt_grouped_instances[idx].name);
   gt_status_t s = gt_grouped_supports(idx, a);
   if (s != GT_OK) return s;
   if (workspace_bytes < gt_grouped_workspace_bytes(idx, a))

@@ -76,7 +76,9 @@ size_t gt_grouped_workspace_bytes(int idx, const gt_grouped_args_t *args);
  * GT_ERR_USAGE for a malformed argument block, GT_ERR_NOT_FOUND for a bad index) with the reason
  * in gt_err_msg(). Checks the dtype, the weight layout, TMA's rules (16-byte aligned A and B,
  * strides a multiple of 8 elements, extents within 32-bit coordinates), the device's
- * architecture and shared memory. Reads no device memory (offs included). CUDA builds only. */
+ * architecture and shared memory. Reads no device memory (offs included). CUDA builds only.
+ * With a, b, d, offs and bias all NULL it answers for the shape alone (what a provider asks when
+ * it rebuilds a candidate from a key); the pointers' alignment is then checked at launch. */
 gt_status_t gt_grouped_supports(int idx, const gt_grouped_args_t *args);
 
 /* Launches instance `idx_or_name` (a decimal index into gt_grouped_instances[] or a name) on

@@ -5,7 +5,9 @@
  * sbk == 1, and [E][K][N], sbn == 1: each instance runs the cases of its layout). D is filled with
  * a sentinel first and every row at or past offs[groups-1] must keep it. Then, per family and
  * split-K, one instance captured into a CUDA graph and replayed after offs was rewritten on the
- * device: the replay must follow the new routing. Exits 77 without an sm_90 device; a kernel
+ * device: the replay must follow the new routing. Then the path the shim takes for a DB row: the
+ * grouped provider rebuilds every instance from a grouped_mm key (gt_grouped_key of a torch-style
+ * call, no operand pointers yet), prepares and runs it with the call's operands. Exits 77 without an sm_90 device; a kernel
  * that hangs traps after its bounded waits (gt_grp.cuh), and CTest gives the test a timeout. */
 #include <math.h>
 #include <stdint.h>
@@ -15,7 +17,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/gt_grouped_key.h"
 #include "kernels/gt_grouped.h"
+#include "providers/gt_provider.h"
 
 #define MAXG 64
 #define SENTINEL 0x7fc1u /* a bf16 NaN no kernel writes */
@@ -289,6 +293,84 @@ static void run_graph(int idx) {
   prob_free(&p);
 }
 
+/* What the shim does with a DB row: rebuild the candidate from the key alone (no pointers yet),
+ * prepare it, run it on the call's operands. Every instance of the key's layout must come back
+ * from its name and compute the product; a refusal here is a row that never engages. */
+static void run_provider_path(void) {
+  const gt_provider_t *prov = gt_provider_find("grouped");
+  if (!prov || gt_provider_ready(prov) != GT_OK) {
+    report(0, "grouped provider", "ready on this device");
+    return;
+  }
+  /* A Mixtral-like decode call: 8 experts of 7168 x 1024 ([E][N][K]), 29 routed rows. */
+  static const gcase_t c = {"provider_decode", 8, {5, 0, 3, 9, 1, 4, 0, 7}, 0, 7168, 1024,
+                            0, 0, 0, 0};
+  prob_t p;
+  prob_make(&p, &c, GT_GROUPED_ENK);
+  gt_grouped_call_t call = {0};
+  call.entry = "bf16bf16_grouped_mm";
+  call.a_type = call.b_type = call.out_type = GT_DT_BF16;
+  call.a_2d = call.b_3d = call.has_offs = true;
+  call.rows = p.a.rows;
+  call.k = c.k;
+  call.n = c.n;
+  call.groups = c.groups;
+  call.a_row_stride = p.a.lda, call.a_col_stride = 1;
+  call.b_group_stride = p.a.sbg, call.b_k_stride = 1, call.b_n_stride = p.a.sbn;
+  call.out_row_stride = p.a.ldd, call.out_col_stride = 1;
+  gt_problem_t key;
+  gt_cublas_mark_t mark;
+  memset(&mark, 0, sizeof mark);
+  if (gt_grouped_key(&call, "sm_90", 132, &key, &mark) != GT_OK || mark.why[0]) {
+    fprintf(stderr, "  gt_grouped_key: %s %s\n", gt_err_msg(), mark.why);
+    report(0, "gt_grouped_key", "keys a Mixtral-like call as tunable");
+    prob_free(&p);
+    return;
+  }
+  double *ref = reference(&p, p.offs);
+  int rebuilt = 0;
+  for (size_t i = 0; i < gt_grouped_instance_count; i++) {
+    const gt_grouped_instance_t *in = &gt_grouped_instances[i];
+    if (in->layout != GT_GROUPED_ENK) continue;
+    gt_candidate_t cand;
+    void *st = NULL;
+    size_t ws = 0;
+    if (gt_provider_candidate_from_name("grouped", in->name, &key, &cand) != GT_OK) {
+      fprintf(stderr, "  %s from its name: %s\n", in->name, gt_err_msg());
+      report(0, in->name, "rebuilt from the key alone (a DB row's path)");
+      continue;
+    }
+    if (prov->prepare(&cand, &key, &st, &ws) != GT_OK || ws != 0) {
+      fprintf(stderr, "  %s prepare: %s\n", in->name, gt_err_msg());
+      report(0, in->name, "prepared from the key alone");
+      continue;
+    }
+    fill_sentinel(&p);
+    gt_operands_t ops;
+    memset(&ops, 0, sizeof ops);
+    ops.A = p.a.b; /* BLAS A is the weights, B the routed rows */
+    ops.B = p.a.a;
+    ops.D = p.a.d;
+    ops.offs = p.a.offs;
+    ops.rows = p.a.rows;
+    gt_status_t s = prov->run(st, &ops, NULL);
+    cudaError_t e = cudaDeviceSynchronize();
+    prov->release(st);
+    if (s != GT_OK || e != cudaSuccess) {
+      fprintf(stderr, "  %s run: %s, sync %s\n", in->name, s != GT_OK ? gt_err_msg() : "ok",
+              cudaGetErrorString(e));
+      report(0, in->name, "provider run");
+      if (e != cudaSuccess) exit(1);
+      continue;
+    }
+    report(check(&p, p.offs, ref, "provider path") == 0, in->name, "provider path (shim's)");
+    rebuilt++;
+  }
+  report(rebuilt > 0, "grouped provider", "at least one instance served the key");
+  free(ref);
+  prob_free(&p);
+}
+
 int main(void) {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -318,6 +400,7 @@ int main(void) {
         first = 0;
     if (first) run_graph((int)i);
   }
+  run_provider_path();
   /* A mismatched layout is refused with a reason. */
   {
     prob_t p;
