@@ -15,7 +15,8 @@
 # Exit 0 pass, 1 fail, 2 setup error. Every log lands in OUTDIR.
 #
 # Usage: bash bench/moe_e2e.sh BUILD OUTDIR
-# Environment: FAMILIES (default "mixtral qwen3_moe"), BATCHES (1,16), REPS (50), TUNE_ARGS.
+# Environment: FAMILIES (default "mixtral qwen3_moe"), BATCHES (1,16), REPS (50), TUNE_ARGS,
+# VERIFY_ARGS (e.g. "--runs 3": fewer end-to-end pairs).
 set -uo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -69,7 +70,8 @@ for fam in ${FAMILIES:-mixtral qwen3_moe}; do
 
   if [ -s "$d/tuned.db" ] && [ "$(grep -vc '^#' "$d/tuned.db")" -gt 1 ]; then
     stage "$fam: c. verify"
-    "$GT" verify --db "$d/tuned.db" --json "$d/verify.json" -- python3 "$MODEL" "${args[@]}" \
+    # shellcheck disable=SC2086 # VERIFY_ARGS is a list of words
+    "$GT" verify --db "$d/tuned.db" --json "$d/verify.json" ${VERIFY_ARGS:-} -- python3 "$MODEL" "${args[@]}" \
       >"$d/verify.log" 2>&1
     vrc=$?
     grep -E '^(PASS|FAIL|UNVERIFIED)|grouped' "$d/verify.log" | head -n 20

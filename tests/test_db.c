@@ -1143,6 +1143,42 @@ static void test_merge_validators(void **state) {
   }
 }
 
+/* Kept lines: written and read back, the text kept; a key with a row is not kept (drop); merge
+ * unions them without a conflict and drops the ones the other input has a row for. */
+static void test_kept_lines(void **state) {
+  (void)state;
+  gt_db_t db, back, other;
+  make_db(&db);
+  gt_problem_t kept = make_key(4096, 1, 4096), tuned = make_key(4096, 16, 4096);
+  char name[48];
+  gt_db_kept_name(&kept, name, sizeof name);
+  assert_true(gt_db_is_kept_name(name));
+  assert_int_equal(strlen(name), strlen(GT_DB_KEPT_PREFIX) + 16);
+  assert_int_equal(gt_db_set_kept(&db, &kept, "NVIDIA H200: the baseline was fastest"), GT_OK);
+  assert_int_equal(gt_db_set_kept(&db, &tuned, "stale: raced before a winner was found"), GT_OK);
+  assert_int_equal(gt_db_drop_kept_with_rows(&db), 1); /* tuned has a row in make_db */
+  assert_null(gt_db_get_kept(&db, &tuned));
+  const char *p = gt_test_path(gt_test_tmpdir(), "kept.csv");
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  assert_int_equal(gt_db_read(p, &back), GT_OK);
+  assert_string_equal(gt_db_get_kept(&back, &kept), "NVIDIA H200: the baseline was fastest");
+  /* merge: the other input kept another key and has a row for kept */
+  gt_db_init(&other);
+  gt_problem_t k2 = make_key(1024, 1, 4096);
+  assert_int_equal(gt_db_set_kept(&other, &k2, "NVIDIA H200: best 1.01x"), GT_OK);
+  gt_db_row_t r = make_row(4096, 1, 4096, "gt_sm90_decode_bf16_tn_r4_ks512_v8_s2", 5.0, 6.0,
+                           "cold-graph");
+  assert_int_equal(gt_db_put(&other, &r), GT_OK);
+  lines_t rep = {0};
+  assert_int_equal(gt_db_merge(&back, &other, true, false, collect, &rep), GT_OK);
+  assert_true(any_line(&rep, "1 kept key (raced, today's path stayed) added", NULL));
+  assert_non_null(gt_db_get_kept(&back, &k2));
+  assert_null(gt_db_get_kept(&back, &kept)); /* the other input's row wins */
+  gt_db_free(&db);
+  gt_db_free(&back);
+  gt_db_free(&other);
+}
+
 static void test_validator_names_checked(void **state) {
   gt_db_t db;
   gt_db_init(&db);
@@ -1173,6 +1209,7 @@ int main(void) {
       cmocka_unit_test(test_explain_miss),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_merge_validators),
+      cmocka_unit_test(test_kept_lines),
       cmocka_unit_test(test_format1_still_read),
       cmocka_unit_test(test_row_fit),
       cmocka_unit_test(test_identity_text),

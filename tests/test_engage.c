@@ -16,6 +16,7 @@
 #include "gt_testutil.h"
 #include "core/gt_grouped_key.h"
 #include "providers/cuda/gt_grouped_names.h"
+#include "kernels/gt_grouped.h"
 #include "verify/gt_engage.h"
 
 #define SPLITK_INSTANCE "gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks2_v8"
@@ -293,6 +294,50 @@ static void test_not_issued_names_the_field(void **st) {
   gt_db_free(&db);
 }
 
+/* A key tune raced and kept (the DB's kept line) whose sibling (same shape, a bias) has a row is
+ * not a near miss: its calls rightly run the original. Without the kept line it is one. */
+static void test_kept_key_is_not_a_near_miss(void **st) {
+  (void)st;
+  gt_problem_t plain = key_linear(16, 4096, 4096, 132), biased = plain;
+  biased.epilogue = GT_EPI_BIAS;
+  for (int kept = 0; kept <= 1; kept++) {
+    gt_db_t db;
+    gt_db_init(&db);
+    gt_db_row_t r = make_row(biased, "kernels", PLAIN_INSTANCE, 1.3);
+    assert_int_equal(gt_db_put(&db, &r), GT_OK);
+    if (kept)
+      assert_int_equal(gt_db_set_kept(&db, &plain, "NVIDIA H200: the baseline was fastest"),
+                       GT_OK);
+    gt_shim_key_t ks[2] = {shim_key(biased, 4, 4, GT_SHIM_HIT),
+                           shim_key(plain, 4, 0, GT_SHIM_MISS)};
+    gt_shim_stats_t stats = {.v = ks, .n = 2, .files = 1};
+    gt_trace_t tr;
+    gt_trace_init(&tr);
+    for (int i = 0; i < 4; i++) gt_trace_add(&tr, PLAIN_INSTANCE, 0, 10, 1, false);
+    gt_engage_report_t rep;
+    assert_int_equal(gt_engage_build(&db, &stats, &rep), GT_OK);
+    for (size_t i = 0; i < rep.n; i++)
+      if (rep.items[i].row) {
+        assert_true(gt_engage_expected_from_row(rep.items[i].row, &rep.items[i].expected));
+        rep.items[i].expected_known = true;
+      }
+    gt_engage_judge(&db, &tr, true, NULL, &rep);
+    const gt_engage_item_t *it = find_item(&rep, plain);
+    assert_non_null(it);
+    if (kept) {
+      assert_int_equal(it->verdict, GT_ENGAGE_UNTUNED);
+      assert_non_null(strstr(it->why, "kept today's path"));
+      assert_true(rep.pass);
+    } else {
+      assert_int_equal(it->verdict, GT_ENGAGE_NEAR_MISS);
+      assert_false(rep.pass);
+    }
+    gt_engage_report_free(&rep);
+    gt_trace_free(&tr);
+    gt_db_free(&db);
+  }
+}
+
 /* Two keys tuned to the same kernel share its launches: it must have run for both. */
 static void test_shared_kernel_needs_both_keys_hits(void **st) {
   (void)st;
@@ -342,7 +387,7 @@ static void test_grouped_replaces_torch_path(void **st) {
   assert_int_equal(gt_grouped_key(&c, "sm_90", 132, &key, NULL), GT_OK);
   gt_db_t db;
   gt_db_init(&db);
-  gt_db_row_t r = make_row(key, "grouped", "gt_sm90_grouped_bf16_tn_t64x128x64", 1.4);
+  gt_db_row_t r = make_row(key, "grouped", "gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks1", 1.4);
   snprintf(r.lib, sizeof r.lib, "-");
   snprintf(r.baseline, sizeof r.baseline, "torch_bf16bf16_grouped_mm");
   assert_int_equal(gt_db_put(&db, &r), GT_OK);
@@ -352,7 +397,7 @@ static void test_grouped_replaces_torch_path(void **st) {
   for (int torch_left = 0; torch_left <= 1; torch_left++) {
     gt_trace_t tr;
     gt_trace_init(&tr);
-    for (int i = 0; i < 4; i++) gt_trace_add(&tr, "gt_sm90_grouped_bf16_tn_t64x128x64", 0, 40, 1, false);
+    for (int i = 0; i < 4; i++) gt_trace_add(&tr, "gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks1", 0, 40, 1, false);
     if (torch_left)
       gt_trace_add(&tr, "void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t>()",
                    0, 2, 1, false);
@@ -379,6 +424,15 @@ static void test_grouped_replaces_torch_path(void **st) {
       "GemmUniversalINS5_17GroupProblemShapeIN4cute5tupleIJiiiEEEEE"));
   assert_false(gt_grouped_is_torch_kernel("cutlass_80_tensorop_bf16_s16816gemm_128x64"));
   assert_false(gt_grouped_is_torch_kernel("nvjet_sm90_tst_64x8_64x16_2x4_h_bz_TNT"));
+  /* The own grouped kernels are known by their instances' names (what the trace shows), so
+   * verify needs no calibration run for a grouped row. */
+  assert_true(gt_grouped_owns_kernel("gt_sm90_grpd_bf16_enk_t128x8x128_s3_ks1"));
+  assert_false(gt_grouped_owns_kernel("gt_sm90_grpd_bf16_enk_t1x1x1_s9_ks9"));
+  assert_false(gt_grouped_owns_kernel("gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8"));
+  gt_row_kernels_t rk;
+  assert_true(gt_grouped_row_kernels("gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1", NULL, &rk));
+  assert_int_equal(rk.n, 1);
+  assert_string_equal(rk.sym[0], "gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1");
 }
 
 /* GPU time shares and the Amdahl bound, by hand: 1000 ns of kernels, 400 ns of them the tuned
@@ -578,6 +632,7 @@ int main(void) {
       cmocka_unit_test(test_not_issued_names_the_field),
       cmocka_unit_test(test_shared_kernel_needs_both_keys_hits),
       cmocka_unit_test(test_grouped_replaces_torch_path),
+      cmocka_unit_test(test_kept_key_is_not_a_near_miss),
       cmocka_unit_test(test_gpu_time_and_amdahl),
       cmocka_unit_test(test_kernel_match),
       cmocka_unit_test(test_expected_from_row),

@@ -9,6 +9,7 @@
  * direction: deploying it would make the application slower while the tuner reported a win. */
 #include "gt_db_internal.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -266,6 +267,51 @@ gt_status_t gt_db_set_validator(gt_db_t *db, const char *name, const char *value
   if (!name || !value) return gt_err_set(GT_ERR_USAGE, "validator name and value are required");
   if (!gt_db_validator_ok(name, value, why, sizeof why)) return gt_err_set(GT_ERR_USAGE, "%s", why);
   return gt_db_validator_store(db, name, value);
+}
+
+/* ---- kept keys ---------------------------------------------------------------------------- */
+
+void gt_db_kept_name(const gt_problem_t *key, char *name, size_t cap) {
+  snprintf(name, cap, GT_DB_KEPT_PREFIX "%016" PRIx64, gt_problem_hash(key));
+}
+
+bool gt_db_is_kept_name(const char *name) {
+  return name && strncmp(name, GT_DB_KEPT_PREFIX, strlen(GT_DB_KEPT_PREFIX)) == 0;
+}
+
+gt_status_t gt_db_set_kept(gt_db_t *db, const gt_problem_t *key, const char *note) {
+  char name[48], value[sizeof(((gt_db_validator_t *)0)->value)];
+  gt_db_kept_name(key, name, sizeof name);
+  snprintf(value, sizeof value, "%s", note && note[0] ? note : "kept");
+  for (char *c = value; *c; c++)
+    if (*c == '\r' || *c == '\n') *c = ' ';
+  return gt_db_set_validator(db, name, value);
+}
+
+const char *gt_db_get_kept(const gt_db_t *db, const gt_problem_t *key) {
+  char name[48];
+  gt_db_kept_name(key, name, sizeof name);
+  return gt_db_get_validator(db, name);
+}
+
+size_t gt_db_drop_kept_with_rows(gt_db_t *db) {
+  bool any = false;
+  for (size_t v = 0; v < db->nval && !any; v++) any = gt_db_is_kept_name(db->validators[v].name);
+  if (!any) return 0;
+  size_t w = 0, dropped = 0;
+  char name[48];
+  for (size_t v = 0; v < db->nval; v++) {
+    bool drop = false;
+    if (gt_db_is_kept_name(db->validators[v].name))
+      for (size_t i = 0; i < db->n && !drop; i++) {
+        gt_db_kept_name(&db->rows[i].key, name, sizeof name);
+        drop = strcmp(name, db->validators[v].name) == 0;
+      }
+    if (drop) dropped++;
+    else db->validators[w++] = db->validators[v];
+  }
+  db->nval = w;
+  return dropped;
 }
 
 /* ---- error messages ----------------------------------------------------------------------- */

@@ -144,6 +144,24 @@ gt_status_t gt_db_write(const gt_db_t *db, const char *path);
 gt_status_t gt_db_set_validator(gt_db_t *db, const char *name, const char *value);
 const char *gt_db_get_validator(const gt_db_t *db, const char *name);
 
+/* Kept keys: a key `tune` raced whose winner did not beat today's path gets no row, so the shim
+ * leaves its calls alone. The DB still says it decided: a validator line
+ *   #kept.<16 hex digits: gt_problem_hash of the key>=<device>: <what the race found>
+ * lets `verify` tell a key tuned and kept (its calls rightly run the original) from a key no one
+ * tuned whose sibling row misses it in one field (a near miss). Merge unions these lines; a key
+ * with a row is not kept (the row wins, and tune drops the line when it writes one). */
+#define GT_DB_KEPT_PREFIX "kept."
+/* The validator name for key's kept line ("kept.0123456789abcdef"). */
+void gt_db_kept_name(const gt_problem_t *key, char *name, size_t cap);
+/* Record key as kept, note saying why (cut to fit a validator value; line breaks refused). */
+gt_status_t gt_db_set_kept(gt_db_t *db, const gt_problem_t *key, const char *note);
+/* The kept line's text for key, or NULL when the DB does not say it was kept. */
+const char *gt_db_get_kept(const gt_db_t *db, const gt_problem_t *key);
+/* Remove the kept lines of keys that have a row (a later run found a winner). Returns how many. */
+size_t gt_db_drop_kept_with_rows(gt_db_t *db);
+/* Whether a validator name is a kept line's. */
+bool gt_db_is_kept_name(const char *name);
+
 /* Insert a row, replacing an existing row with the same key. Rejects rows that fail
  * gt_db_row_check, in particular rows not faster than their baseline (GT_ERR_DATA). A speedup of 0
  * is filled in as baseline_us / time_us. Pointers from gt_db_lookup/explain are invalidated. */

@@ -76,10 +76,18 @@ typedef struct merge {
 } merge_t;
 
 static gt_status_t merge_validators(merge_t *m) {
+  size_t nkept = 0;
   for (size_t i = 0; i < m->src->nval; i++) {
     const gt_db_validator_t *v = &m->src->validators[i];
     const char *have = gt_db_get_validator(&m->out, v->name);
     gt_status_t s = GT_OK;
+    if (gt_db_is_kept_name(v->name)) {
+      /* A kept key is a fact of either run, never a conflict; counted, not listed. */
+      if (!have || m->prefer_src) s = gt_db_set_validator(&m->out, v->name, v->value);
+      nkept += !have;
+      if (s != GT_OK) return s;
+      continue;
+    }
     if (!have) {
       report(m->fn, m->ctx, "validator %s=%s added from %s", v->name, v->value, m->sn);
       s = gt_db_set_validator(&m->out, v->name, v->value);
@@ -97,6 +105,9 @@ static gt_status_t merge_validators(merge_t *m) {
     }
     if (s != GT_OK) return s;
   }
+  if (nkept)
+    report(m->fn, m->ctx, "%zu kept key%s (raced, today's path stayed) added from %s", nkept,
+           nkept == 1 ? "" : "s", m->sn);
   return GT_OK;
 }
 
@@ -215,6 +226,7 @@ gt_status_t gt_db_merge(gt_db_t *dst, const gt_db_t *src, bool strict, bool pref
   gt_status_t s = gt_db_copy(&m.out, dst);
   if (s != GT_OK) return s;
   if ((s = merge_validators(&m)) == GT_OK && (s = merge_rows(&m)) == GT_OK) {
+    gt_db_drop_kept_with_rows(&m.out); /* a key one input kept and the other tuned: the row */
     report(fn, ctx, "merged %s into %s: %zu added, %zu replaced, %zu kept, %zu ties within "
            "spread, %zu conflicts", m.sn, m.dn, m.added, m.replaced, m.kept, m.ties, m.nconf);
     if (strict && m.nconf)

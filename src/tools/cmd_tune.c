@@ -418,6 +418,10 @@ typedef struct tune_run {
   gt_table_t t;
   size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed, n_retired;
   char retired[4096]; /* "  retired: KEY: why" lines for the summary */
+  /* keys raced and kept on today's path: written as the DB's kept lines (gt_db_set_kept) */
+  gt_problem_t *kept;
+  char (*kept_note)[160];
+  size_t nkept, kept_cap;
   size_t n_untunable; /* marked rows (not_tunable): GEMMs the workload ran that cannot be tuned */
   double t_start, est_total, est_race;
   size_t n_ours; /* shapes this run tunes (its shard, less those --resume skips) */
@@ -828,6 +832,9 @@ static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row, const gt_pro
     if (s == GT_OK) s = gt_db_set_validator(&now, "updated", when);
     if (row) s = gt_db_put(&now, row);
     if (s == GT_OK && retire) s = retire_locked(&now, retire_key, retire, &r->here, removed);
+    for (size_t k = 0; k < r->nkept && s == GT_OK; k++)
+      s = gt_db_set_kept(&now, &r->kept[k], r->kept_note[k]);
+    if (s == GT_OK) gt_db_drop_kept_with_rows(&now); /* a row (this run's or another's) wins */
   }
   if (s == GT_OK) s = gt_db_write(&now, r->out);
   gt_file_unlock_dir(lfd);
@@ -960,6 +967,24 @@ static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t 
   return 0;
 }
 
+/* Remember that the race kept key on today's path (for the DB's kept lines); out of memory
+ * only loses the line, never the run. */
+static void remember_kept(tune_run_t *r, const gt_problem_t *key, const char *note) {
+  if (r->nkept == r->kept_cap) {
+    size_t nc = r->kept_cap ? 2 * r->kept_cap : 16;
+    gt_problem_t *k = realloc(r->kept, nc * sizeof *k);
+    if (!k) return;
+    r->kept = k;
+    char(*n)[160] = realloc(r->kept_note, nc * sizeof *n);
+    if (!n) return;
+    r->kept_note = n;
+    r->kept_cap = nc;
+  }
+  r->kept[r->nkept] = *key;
+  snprintf(r->kept_note[r->nkept], sizeof r->kept_note[r->nkept], "%s: %s", r->here.name, note);
+  r->nkept++;
+}
+
 /* Count the shape's outcome, put an improved row into the DB (rewritten at once), and say what
  * happened in note. Returns the outcome word; NULL when the DB could not be written (the run
  * stops). */
@@ -1003,6 +1028,7 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
       snprintf(note, cap, "the baseline was fastest");
     if (retire_row(r, x, o, note, cap) < 0) return NULL;
     if (strncmp(note, "retired", 7) == 0) outcome = "retired";
+    remember_kept(r, &x->p, note); /* written with the DB's next update (at the latest, the end) */
   }
   if (o->n_budget) {
     size_t nl = strlen(note);
@@ -1177,7 +1203,7 @@ static int finish(tune_run_t *r) {
   /* A DB with no rows is still written: 'no shape improved' is a result, and the file says for
    * which device and version it was established. A calibrated run writes its times after the
    * shapes in any case. */
-  if (completed && (r->db.n == 0 || calibrated) && !r->cs.so.estimate_only &&
+  if (completed && (r->db.n == 0 || calibrated || r->nkept) && !r->cs.so.estimate_only &&
       (r->n_tuned || r->sharded || calibrated)) {
     gt_status_t ws = db_update(r, NULL, NULL, NULL, NULL);
     if (ws != GT_OK) {
@@ -1222,6 +1248,8 @@ static int finish(tune_run_t *r) {
   gt_shapes_free(&r->sh);
   gt_db_free(&r->db);
   free(r->plan);
+  free(r->kept);
+  free(r->kept_note);
   return r->exit_code;
 }
 

@@ -319,6 +319,15 @@ static void judge_torch_path(const gt_engage_report_t *rep, const gt_trace_t *tr
 }
 
 static void judge_untuned(const gt_db_t *db, gt_engage_item_t *it) {
+  /* A key tune raced and kept on today's path: its calls rightly run the original, whatever
+   * rows its siblings (the same shape with a bias, another scale) have. */
+  const char *kept = gt_db_get_kept(db, &it->key);
+  if (kept) {
+    it->verdict = GT_ENGAGE_UNTUNED;
+    snprintf(it->why, sizeof it->why, "no row: tune raced this key and kept today's path (%s)",
+             kept);
+    return;
+  }
   gt_db_near_t near[3];
   size_t nn = gt_db_explain(db, &it->key, near, 3);
   if (nn == 0) {

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/gt_grouped.h"
+
 bool gt_grouped_row_kernels(const char *instance, const gt_problem_t *key, gt_row_kernels_t *out) {
   (void)key;
   memset(out, 0, sizeof *out);
@@ -14,7 +16,7 @@ bool gt_grouped_row_kernels(const char *instance, const gt_problem_t *key, gt_ro
 }
 
 bool gt_grouped_owns_kernel(const char *kernel) {
-  return kernel && strncmp(kernel, "gt_", 3) == 0 && strstr(kernel, "_grouped_") != NULL;
+  return kernel && gt_grouped_find(kernel) >= 0; /* the symbol is the instance's name */
 }
 
 bool gt_grouped_is_torch_kernel(const char *kernel) {

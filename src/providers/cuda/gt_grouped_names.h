@@ -15,7 +15,8 @@ extern "C" {
 /* An own grouped kernel's instance name is its kernel symbol: one kernel per call, no prepare
  * kernel (the kernel reads offs itself). */
 bool gt_grouped_row_kernels(const char *instance, const gt_problem_t *key, gt_row_kernels_t *out);
-/* The own grouped kernels: symbols starting gt_ and containing _grouped_. */
+/* The own grouped kernels: a traced symbol that is the name of an instance of this build's table
+ * (gt_grouped_instances: gt_sm90_grpd_..., gt_sm90_grpp_...). */
 bool gt_grouped_owns_kernel(const char *kernel);
 /* Whether a traced kernel is one torch's bf16bf16_grouped_mm / f8f8bf16_grouped_mm path runs:
  * its one-block prepare_grouped_gemm_data kernel, or its CUTLASS ptr-array kernel (a
