@@ -25,7 +25,7 @@ MODEL=$root/bench/moe_e2e.py
 BATCHES=${BATCHES:-1,16}
 REPS=${REPS:-50}
 BRIDGE=$BUILD/libgemmtune_torchmm.so
-export GEMMTUNE_TORCH_BRIDGE=1 # capture, run and verify preload the bridge only when asked
+unset GEMMTUNE_TORCH_BRIDGE # capture, run and verify preload the bridge by default
 [ -x "$GT" ] || die "$GT not built"
 [ -f "$SHIM" ] || die "$SHIM not built (CUDA off?)"
 [ -f "$BRIDGE" ] || die "$BRIDGE not built: configure with torch's headers (python3's torch, or -DGT_TORCH_INCLUDE)"

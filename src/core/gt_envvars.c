@@ -12,7 +12,7 @@ static const gt_env_var_t k_vars[] = {
     {"GEMMTUNE_TRACE", GT_ENV_TRACER, "where the tracer writes its kernel trace"},
     {"GEMMTUNE_PRELOAD_LIB", GT_ENV_CLI, "the preload shim capture, run and verify use"},
     {"GEMMTUNE_TRACE_LIB", GT_ENV_CLI, "the tracer capture and verify inject"},
-    {"GEMMTUNE_TORCH_BRIDGE", GT_ENV_CLI, "1: capture, run and verify also preload the torch bridge"},
+    {"GEMMTUNE_TORCH_BRIDGE", GT_ENV_CLI, "0: capture, run and verify do not preload the torch bridge (default: they do, where it was built)"},
     {"GEMMTUNE_CUPTI_LIB", GT_ENV_TRACER, "the libcupti the tracer loads"},
     {"GEMMTUNE_KERNELS_PDL", GT_ENV_LAYERS, "0: own kernels without programmatic dependent launch"},
     {"GEMMTUNE_WG_L2_PROMOTION", GT_ENV_LAYERS, "the wg family's tensor-map L2 promotion"},

@@ -148,10 +148,10 @@ char *gt_runtime_preload_list(const char *shim, const char *rest, char *buf, siz
   char *slash = strrchr(bridge, '/');
   size_t at = slash ? (size_t)(slash - bridge + 1) : 0;
   snprintf(bridge + at, sizeof bridge - at, "libgemmtune_torchmm.so");
-  /* Opt-in until the bridge's reading of torch's tensors has run on a real torch (the first H200
-   * run refused that torch before reading any): GEMMTUNE_TORCH_BRIDGE=1. */
+  /* On wherever it was built (it leaves a process without torch, or with another torch than it
+   * was built against, alone); GEMMTUNE_TORCH_BRIDGE=0 leaves it out. */
   const char *opt = getenv("GEMMTUNE_TORCH_BRIDGE");
-  const bool have_bridge = opt && !strcmp(opt, "1") && access(bridge, R_OK) == 0;
+  const bool have_bridge = !(opt && !strcmp(opt, "0")) && access(bridge, R_OK) == 0;
   snprintf(buf, cap, "%s%s%s%s%s", shim, have_bridge ? ":" : "", have_bridge ? bridge : "",
            rest && *rest ? ":" : "", rest ? rest : "");
   return buf;
