@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -618,9 +619,19 @@ static const fp8_case_t k_fp8_lt[] = {
      1, GT_SCALE_TENSOR, GT_SCALE_TENSOR, 1, 0, 0, NULL},
     {"torch rowwise (OUTER_VEC_32F on both)", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2},
      {3, 3}, 0, GT_SCALE_OUTER, GT_SCALE_OUTER, 0, 0, 0, NULL},
-    {"DeepSeek blockwise: A 1x128, B 128x128", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2},
-     {4, 5}, 0, GT_SCALE_BLK1X128, GT_SCALE_BLK128X128, 0, 0, 0,
-     "A blockwise (1x128) scales: not served"},
+    /* torch's DeepSeek call: its weight (128x128) is cuBLASLt's A, its activations (1x128) B */
+    {"DeepSeek blockwise: A 128x128, B 1x128", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2},
+     {5, 4}, 0, GT_SCALE_BLK128X128, GT_SCALE_BLK1X128, 0, 0, 0, NULL},
+    {"blockwise: A 1x128, B 128x128", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2}, {4, 5}, 0,
+     GT_SCALE_BLK1X128, GT_SCALE_BLK128X128, 0, 0, 0, NULL},
+    {"blockwise: 1x128 on both", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2}, {4, 4}, 0,
+     GT_SCALE_BLK1X128, GT_SCALE_BLK1X128, 0, 0, 0, NULL},
+    /* pairs and shapes cuBLASLt has no kernel for: run (and fail) as issued */
+    {"blockwise: 128x128 on both", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2}, {5, 5}, 0,
+     GT_SCALE_BLK128X128, GT_SCALE_BLK128X128, 0, 0, 0, "128x128 block scales on both A and B"},
+    {"blockwise A, tensorwise B", GT_CUDA_R_8F_E4M3, 0, GT_CUDA_R_16BF, {P1, P2}, {5, 0}, 0,
+     GT_SCALE_BLK128X128, GT_SCALE_TENSOR, 0, 0, 0, "a block scale mode on one operand only"},
+
     {"e4m3 x e5m2, only B scaled", GT_CUDA_R_8F_E4M3, GT_CUDA_R_8F_E5M2, GT_CUDA_R_32F,
      {NULL, P2}, {0, 0}, 0, GT_SCALE_NONE, GT_SCALE_TENSOR, 0, 0, 0, NULL},
     {"e5m2 x e4m3, unscaled", GT_CUDA_R_8F_E5M2, GT_CUDA_R_8F_E4M3, GT_CUDA_R_16F, {NULL},
@@ -745,6 +756,42 @@ static void test_lt_fp8_scaling_in_key(void **st) {
                        GT_ERR_UNSUPPORTED);
       assert_non_null(strstr(gt_err_msg(), c->mark));
     }
+  }
+}
+
+/* torch's DeepSeek blockwise call (128x128 weight as A, 1x128 activations as B) at several token
+ * counts: tunable where n is a multiple of 4, marked where cuBLASLt requires it and it is not. */
+static void test_lt_blockwise_tokens(void **st) {
+  (void)st;
+  static const struct {
+    int64_t tokens;
+    bool tunable;
+  } cases[] = {{1, false}, {2, false}, {4, true}, {20, true}, {30, false}, {256, true}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gt_cublaslt_desc_t d;
+    gt_cublaslt_layout_t lay[4];
+    lt_defaults(&d, lay);
+    d.transa = GT_CUBLAS_OP_T;
+    d.transb = GT_CUBLAS_OP_N;
+    type_case_t t = k_lt_types[2];
+    t.ab = GT_CUDA_R_8F_E4M3;
+    t.c = GT_CUDA_R_16BF;
+    shape_case_t sh = k_shapes[1]; /* nn.Linear: B is k x n with ldb k, whatever n is */
+    sh.M = sh.n = cases[i].tokens;
+    lt_set_layouts(lay, &t, &sh, 1);
+    d.scale_ptr[GT_LT_SCALE_A] = (const void *)0x1000;
+    d.scale_ptr[GT_LT_SCALE_B] = (const void *)0x2000;
+    d.scale_mode[0] = GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F;
+    d.scale_mode[1] = GT_CUBLASLT_MATRIX_SCALE_VEC128_32F;
+    float beta = 0.0f;
+    gt_problem_t got;
+    gt_cublas_mark_t mk = {{0}};
+    assert_int_equal(gt_cublas_key_lt_matmul(&k_env_h200, &d, lay, &beta, &got, &mk), GT_OK);
+    assert_int_equal(got.n, cases[i].tokens);
+    assert_int_equal(got.scale_a, GT_SCALE_BLK128X128);
+    assert_int_equal(got.scale_b, GT_SCALE_BLK1X128);
+    if (cases[i].tunable ? mk.why[0] != '\0' : !strstr(mk.why, "not a multiple of 4"))
+      fail_msg("%" PRId64 " tokens: mark '%s'", cases[i].tokens, mk.why);
   }
 }
 
@@ -888,6 +935,7 @@ int main(void) {
       cmocka_unit_test(test_gemmex_marks),
       cmocka_unit_test(test_lt_marks),
       cmocka_unit_test(test_lt_fp8_scaling_in_key),
+      cmocka_unit_test(test_lt_blockwise_tokens),
       cmocka_unit_test(test_fp8_key_text_and_diff),
       cmocka_unit_test(test_typed_strided_batched),
       cmocka_unit_test(test_64_twins),

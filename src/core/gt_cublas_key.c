@@ -536,25 +536,16 @@ static gt_status_t lt_shape(const gt_cublaslt_layout_t lay[4], gt_problem_t *p,
 }
 
 /* cublasLtMatmulMatrixScale_t -> the key's scale mode of one operand whose scale pointer is
- * set. The Blackwell block formats (VEC16_UE4M3, VEC32_UE8M0) are not keyed: marked. */
+ * set. The Blackwell block formats (VEC16_UE4M3, VEC32_UE8M0) are not keyed: marked. The sm_90
+ * block modes are keyed and tunable: the gate's references read their arrays in the layout
+ * cuBLASLt documents (gt_scale.h); lt_fp8 marks the pairs and shapes cuBLASLt refuses. */
 static void lt_scale_mode(const char *name, int32_t mode, gt_scale_mode_t *out,
                           gt_cublas_mark_t *mk) {
   switch (mode) {
     case GT_CUBLASLT_MATRIX_SCALE_SCALAR_32F: *out = GT_SCALE_TENSOR; return;
     case GT_CUBLASLT_MATRIX_SCALE_OUTER_VEC_32F: *out = GT_SCALE_OUTER; return;
-    /* Keyed, but marked: on the H200 the gate's reference over these block arrays disagreed
-     * with cuBLASLt's own result (normwise error 1.08, bench/results/fp8), so the assumed layout
-     * of the block scales is not yet the library's. Until it is, such a call runs as issued. */
-    case GT_CUBLASLT_MATRIX_SCALE_VEC128_32F:
-      *out = GT_SCALE_BLK1X128;
-      mark(mk, "%s blockwise (1x128) scales: not served until the reference's block layout is "
-               "validated against cuBLASLt", name);
-      return;
-    case GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F:
-      *out = GT_SCALE_BLK128X128;
-      mark(mk, "%s blockwise (128x128) scales: not served until the reference's block layout is "
-               "validated against cuBLASLt", name);
-      return;
+    case GT_CUBLASLT_MATRIX_SCALE_VEC128_32F: *out = GT_SCALE_BLK1X128; return;
+    case GT_CUBLASLT_MATRIX_SCALE_BLK128X128_32F: *out = GT_SCALE_BLK128X128; return;
     default:
       *out = GT_SCALE_NONE;
       mark(mk, "%s scaling mode %d is not keyed (not an sm_90 fp32 scale)", name, (int)mode);
@@ -583,6 +574,10 @@ static void lt_fp8(const gt_cublaslt_desc_t *d, gt_problem_t *p, gt_cublas_mark_
     }
     lt_scale_mode(names[i], d->scale_mode[i], modes[i], mk);
   }
+  /* A block-scaled call cuBLASLt itself refuses (a mode pair or a shape it has no kernel for)
+   * runs as issued and fails as issued: no tuned kernel may make it succeed instead. */
+  const char *refused = gt_scale_block_refusal(p->scale_a, p->scale_b, p->m, p->n);
+  if (refused) mark(mk, "%s", refused);
   if (d->fast_accum) {
     if (gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type)) p->fast_accum = true;
     else mark(mk, "fast accumulation on a %s GEMM", gt_dtype_name(p->a_type));

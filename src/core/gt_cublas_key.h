@@ -302,7 +302,7 @@ typedef struct gt_cublaslt_desc {
  * keyed (scale_a/scale_b from the A/B scale pointers and modes, fast_accum, scale_d for an fp8 D
  * with a D scale, amax_d). Marked: device pointer modes, C / aux / D-out scale pointers, scaling
  * modes of C and D, the Blackwell block-scale formats, a scale on an operand that is not fp8,
- * fast accumulation without fp8 operands, an emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
+ * the sm_90 block modes where cuBLASLt refuses them (gt_scale_block_refusal), fast accumulation without fp8 operands, an emulation descriptor, an SM count target, a fill mode, an epilogue the key has not (recorded as
  * none), row-major or pointer-array layouts, ldd != ldc, D's batch stride != C's, a bias of
  * another type or batched. Not keyed: unreadable attributes, types no key has, inconsistent
  * layouts, transc, a bias epilogue without a bias. */

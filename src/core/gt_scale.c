@@ -1,5 +1,6 @@
-/* fp8 scale modes (see gt_scale.h): names, the shapes of the factor arrays, and the factor
- * that covers an element. */
+/* fp8 scale modes (see gt_scale.h): names, the shapes of the factor arrays (the factor that
+ * covers an element is gt_scale.h's inline gt_scale_mode_index, shared with the device), and
+ * which block-mode keys cuBLASLt runs. */
 #define _GNU_SOURCE
 #include "gt_scale.h"
 
@@ -31,37 +32,34 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void gt_scale_mode_shape(gt_scale_mode_t md, char which, int64_t m, int64_t n, int64_t k,
                          int64_t *d0, int64_t *d1) {
-  /* Operand A: (rows of op(A) = m) x k; operand B: k x (cols = n). */
+  /* outer: rows of op(A) = m, or columns of op(B) = n (gt_scale.h states the layouts). */
   const bool a = which == 'A';
-  const int64_t mn = a ? m : n, kb = ceil_div(k, GT_SCALE_BLOCK);
+  const int64_t outer = a ? m : n, kb = ceil_div(k, GT_SCALE_BLOCK);
   switch (md) {
     case GT_SCALE_TENSOR: *d0 = 1, *d1 = 1; return;
     case GT_SCALE_OUTER: *d0 = a ? m : 1, *d1 = a ? 1 : n; return;
-    case GT_SCALE_BLK1X128:
-      if (a) *d0 = mn, *d1 = kb;
-      else *d0 = kb, *d1 = mn;
-      return;
+    case GT_SCALE_BLK1X128: *d0 = outer, *d1 = kb; return;
     case GT_SCALE_BLK128X128:
-      if (a) *d0 = ceil_div(mn, GT_SCALE_BLOCK), *d1 = kb;
-      else *d0 = kb, *d1 = ceil_div(mn, GT_SCALE_BLOCK);
+      *d0 = ceil_div(kb, GT_SCALE_BLK_STRIDE_ALIGN) * GT_SCALE_BLK_STRIDE_ALIGN;
+      *d1 = ceil_div(outer, GT_SCALE_BLOCK);
       return;
     default: *d0 = 0, *d1 = 0; return;
   }
 }
 
-int64_t gt_scale_mode_index(gt_scale_mode_t md, char which, int64_t m, int64_t n, int64_t k,
-                            int64_t i, int64_t kk) {
-  int64_t d0, d1;
-  gt_scale_mode_shape(md, which, m, n, k, &d0, &d1);
-  const bool a = which == 'A';
-  const int64_t kb = kk / GT_SCALE_BLOCK;
-  switch (md) {
-    case GT_SCALE_TENSOR: return 0;
-    case GT_SCALE_OUTER: return i;
-    case GT_SCALE_BLK1X128: return a ? i + kb * d0 : kb + i * d0;
-    case GT_SCALE_BLK128X128:
-      return a ? i / GT_SCALE_BLOCK + kb * d0 : kb + (i / GT_SCALE_BLOCK) * d0;
-    default: (void)d1; return -1;
-  }
+static bool is_block(gt_scale_mode_t md) {
+  return md == GT_SCALE_BLK1X128 || md == GT_SCALE_BLK128X128;
 }
 
+const char *gt_scale_block_refusal(gt_scale_mode_t sa, gt_scale_mode_t sb, int64_t m, int64_t n) {
+  if (!is_block(sa) && !is_block(sb)) return NULL;
+  /* The documentation's table of supported (A, B) pairs has only block modes on both sides. */
+  if (!is_block(sa) || !is_block(sb))
+    return "a block scale mode on one operand only (cuBLASLt pairs VEC128/BLK128x128 with each "
+           "other)";
+  if (sa == GT_SCALE_BLK128X128 && sb == GT_SCALE_BLK128X128)
+    return "128x128 block scales on both A and B (cuBLASLt has no such kernel)";
+  if (m % 4 != 0 || n % 4 != 0)
+    return "block scales with m or n not a multiple of 4 (cuBLASLt requires both to be)";
+  return NULL;
+}

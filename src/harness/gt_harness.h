@@ -61,7 +61,9 @@ void gt_harness_scalars(const gt_problem_t *p, gt_init_mode_t init, double *alph
 double gt_harness_amax_tol(const gt_problem_t *p);
 
 /* f32 factors an fp8 key's scale of operand which needs: 'A' (scale_a), 'B' (scale_b), 'D'
- * (scale_d: 1 when set), 'X' (amax_d: 1 when set); 0 when the key has none. */
+ * (scale_d: 1 when set), 'X' (amax_d: 1 when set); 0 when the key has none. For A and B the
+ * whole array of gt_scale_mode_shape, so a 128x128 array includes the padding of its K-block
+ * stride that cuBLASLt steps over (the harness fills it too; no reader uses it). */
 size_t gt_harness_scale_elems(const gt_problem_t *p, char which);
 /* Fill n scale factors from the generator state *rng (advanced): positive, spread over
  * 2^-1.85 .. 2^1.85 but never within 2^+-0.35 of 1, and not powers of two, so a kernel that drops

@@ -12,7 +12,7 @@
  * them:
  *   testonly_nobias   computes act(alpha*op(A)op(B) + beta*C) correctly and drops the bias.
  *   testonly_twobias  adds the bias twice: act(alpha*op(A)op(B) + beta*C + 2*bias).
- * For fp8 keys (an fp8 A or B), and only for those, one correct instance and three that get one
+ * For fp8 keys (an fp8 A or B), and only for those, one correct instance and five that get one
  * thing about the scales wrong, each a mistake that gives finite, plausible, wrong results:
  *   testonly_f8_exact    dequantizes as the key says (every scale mode, D's scale and amax):
  *                        the control, which must pass.
@@ -23,6 +23,16 @@
  *   testonly_f8_ksplit   splits K in two at a point inside a 128 block and scales each part by
  *                        the factors of the block that part starts in; listed where a scale is
  *                        blockwise (blk1x128_f32, blk128x128_f32) and k > 128.
+ *   testonly_f8_blkorder reads the block arrays transposed: a 1x128 array K-block-major (the
+ *                        factors of one row of op(A) / column of op(B) contiguous), a 128x128
+ *                        array outer-block-major, the opposite of cuBLASLt's layouts (gt_scale.h;
+ *                        gemmtune's reference read 1x128 B and 128x128 A arrays so once); listed
+ *                        where a block array has more than one K block and more than one entry
+ *                        across (a row or column for 1x128, a 128-block of them for 128x128).
+ *   testonly_f8_blkunpadded  reads a 128x128 array with a K-block stride of ceil(k/128) instead
+ *                        of cuBLASLt's, rounded up to a multiple of 4; listed where that differs
+ *                        (ceil(k/128) not a multiple of 4) and the array has more than one
+ *                        128-block across.
  *   testonly_f8_amaxscaled  D right, but amax_d taken after D's scale instead of before it;
  *                        listed where the key has an amax output and a D scale.
  * With GEMMTUNE_TEST_PROVIDERS=all, two more that only an isolated worker survives
@@ -69,6 +79,8 @@ typedef enum to_kind {
   TO_F8_NOSCALE_B,
   TO_F8_ROWCOL,
   TO_F8_KSPLIT,
+  TO_F8_BLKORDER,
+  TO_F8_BLKPAD,
   TO_F8_AMAX,
   TO__LAST = TO_F8_AMAX,
   TO_WIDEN /* its own space, named by group and index (widen_*) */
@@ -86,6 +98,8 @@ static const char *const k_names[] = {[TO_WRONG] = "testonly_wrong", [TO_STALE] 
                                       [TO_F8_NOSCALE_B] = "testonly_f8_noscaleb",
                                       [TO_F8_ROWCOL] = "testonly_f8_rowcol",
                                       [TO_F8_KSPLIT] = "testonly_f8_ksplit",
+                                      [TO_F8_BLKORDER] = "testonly_f8_blkorder",
+                                      [TO_F8_BLKPAD] = "testonly_f8_blkunpadded",
                                       [TO_F8_AMAX] = "testonly_f8_amaxscaled"};
 
 static gt_status_t to_init(void) {
@@ -125,6 +139,37 @@ static bool is_f8_key(const gt_problem_t *p) {
 static bool is_block_mode(gt_scale_mode_t m) {
   return m == GT_SCALE_BLK1X128 || m == GT_SCALE_BLK128X128;
 }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Entries across a block array of mode md over `outer` rows of op(A) / columns of op(B): one
+ * per row or column for 1x128, one per 128 of them for 128x128 (0: not a block mode). */
+static int64_t block_across(gt_scale_mode_t md, int64_t outer) {
+  return md == GT_SCALE_BLK1X128 ? outer
+         : md == GT_SCALE_BLK128X128 ? ceil_div(outer, GT_SCALE_BLOCK) : 0;
+}
+
+/* Whether reading an operand's array of mode md transposed (blkorder) or unpadded (blkpad)
+ * reads other factors than cuBLASLt's layout. */
+static bool blkorder_differs(gt_scale_mode_t md, int64_t outer, int64_t k) {
+  return block_across(md, outer) > 1 && k > GT_SCALE_BLOCK;
+}
+static bool blkpad_differs(gt_scale_mode_t md, int64_t outer, int64_t k) {
+  return md == GT_SCALE_BLK128X128 &&
+         ceil_div(k, GT_SCALE_BLOCK) % GT_SCALE_BLK_STRIDE_ALIGN != 0 && block_across(md, outer) > 1;
+}
+
+/* The factor that planted instance `kind` reads for element (i, q) of operand which: the one
+ * cuBLASLt's layout puts there, except for the two layout mistakes. */
+static int64_t f8_scale_index(to_kind_t kind, gt_scale_mode_t md, char which, int64_t m,
+                              int64_t n, int64_t k, int64_t i, int64_t q) {
+  const int64_t outer = which == 'A' ? m : n, nkb = ceil_div(k, GT_SCALE_BLOCK);
+  const int64_t kb = q / GT_SCALE_BLOCK, ib = i / GT_SCALE_BLOCK;
+  if (kind == TO_F8_BLKORDER && md == GT_SCALE_BLK1X128) return kb + i * nkb;
+  if (kind == TO_F8_BLKORDER && md == GT_SCALE_BLK128X128)
+    return ib + kb * ceil_div(outer, GT_SCALE_BLOCK);
+  if (kind == TO_F8_BLKPAD && md == GT_SCALE_BLK128X128) return kb + ib * nkb;
+  return gt_scale_mode_index(md, which, m, n, k, i, q);
+}
 
 /* Whether k is listed for p: the bias pair only where there is a bias to get wrong, the fp8
  * family only for fp8 keys, each of its faults only where the key has what it gets wrong. */
@@ -138,6 +183,10 @@ static bool to_listed(to_kind_t k, const gt_problem_t *p) {
     case TO_F8_ROWCOL: return p->scale_a == GT_SCALE_OUTER || is_block_mode(p->scale_a);
     case TO_F8_KSPLIT:
       return (is_block_mode(p->scale_a) || is_block_mode(p->scale_b)) && p->k > GT_SCALE_BLOCK;
+    case TO_F8_BLKORDER:
+      return blkorder_differs(p->scale_a, p->m, p->k) || blkorder_differs(p->scale_b, p->n, p->k);
+    case TO_F8_BLKPAD:
+      return blkpad_differs(p->scale_a, p->m, p->k) || blkpad_differs(p->scale_b, p->n, p->k);
     case TO_F8_AMAX: return p->amax_d && p->scale_d;
     default: return true;
   }
@@ -385,9 +434,9 @@ static void f8_gemm(to_state_t *s, const gt_operands_t *o) {
           double av = gt_load_elem(o->A, p->a_type, oa + ai);
           double bv = gt_load_elem(o->B, p->b_type, ob + bi);
           if (p->scale_a != GT_SCALE_NONE)
-            av *= o->scale_a[gt_scale_mode_index(p->scale_a, 'A', m, n, k, ia, qs)];
+            av *= o->scale_a[f8_scale_index(s->kind, p->scale_a, 'A', m, n, k, ia, qs)];
           if (p->scale_b != GT_SCALE_NONE && s->kind != TO_F8_NOSCALE_B)
-            bv *= o->scale_b[gt_scale_mode_index(p->scale_b, 'B', m, n, k, j, qs)];
+            bv *= o->scale_b[f8_scale_index(s->kind, p->scale_b, 'B', m, n, k, j, qs)];
           acc += av * bv;
         }
         size_t di = oc + (size_t)(i + j * p->ldc);
@@ -445,6 +494,8 @@ static gt_status_t to_run(void *state, const gt_operands_t *ops, void *stream) {
     case TO_F8_NOSCALE_B:
     case TO_F8_ROWCOL:
     case TO_F8_KSPLIT:
+    case TO_F8_BLKORDER:
+    case TO_F8_BLKPAD:
     case TO_F8_AMAX:
       if ((s->p.scale_a != GT_SCALE_NONE && !ops->scale_a) ||
           (s->p.scale_b != GT_SCALE_NONE && !ops->scale_b) || (s->p.scale_d && !ops->scale_d))

@@ -139,20 +139,12 @@ __device__ __forceinline__ double output_value(int t, double v) {
   }
 }
 
-// The factor of a scale of mode md covering element (i, kk) of op(A) (a) or (kk, i) of op(B),
-// i.e. gt_scale_mode_index on the device (the layouts gt_dtype.h states).
+// The factor of a scale of mode md covering element (i, kk) of op(A) (a) or (kk, i) of op(B):
+// gt_scale_mode_index itself (gt_scale.h), so the device reference reads cuBLASLt's layouts
+// exactly as the host one does.
 __device__ __forceinline__ int64_t scale_index(int md, bool a, int64_t m, int64_t n, int64_t k,
                                                int64_t i, int64_t kk) {
-  const int64_t kb = kk / GT_SCALE_BLOCK, nkb = (k + GT_SCALE_BLOCK - 1) / GT_SCALE_BLOCK;
-  switch (md) {
-    case GT_SCALE_TENSOR: return 0;
-    case GT_SCALE_OUTER: return i;
-    case GT_SCALE_BLK1X128: return a ? i + kb * m : kb + i * nkb;
-    case GT_SCALE_BLK128X128:
-      return a ? i / GT_SCALE_BLOCK + kb * ((m + GT_SCALE_BLOCK - 1) / GT_SCALE_BLOCK)
-               : kb + (i / GT_SCALE_BLOCK) * nkb;
-    default: (void)n; return -1;
-  }
+  return gt_scale_mode_index((gt_scale_mode_t)md, a ? 'A' : 'B', m, n, k, i, kk);
 }
 
 // 256 threads compute a 64x64 output tile, 4x4 per thread, K in steps of 16 through shared
