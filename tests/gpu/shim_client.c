@@ -202,7 +202,7 @@ typedef struct ctx {
   cudaStream_t cur; /* the stream of the case being run */
   void *ws;
   size_t ws_size;
-  float *dscale; /* two device floats 1.0: the fp8 call's A and B scales */
+  float *dscale; /* device floats 1.0: the fp8 call's A scale at [0], B's at [4] (16-byte aligned) */
   /* pointer arrays of the case being run (batched and grouped entries), device memory */
   const void **pa, **pb;
   void **pc;
@@ -250,7 +250,7 @@ static void issue_lt(ctx_t *c, const gemm_case_t *g, const void *A, const void *
   CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
   if (g->entry == E_LT_FP8) {
-    const float *sa = c->dscale, *sb = c->dscale + 1;
+    const float *sa = c->dscale, *sb = c->dscale + 4;
     CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
     CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
   }
@@ -567,7 +567,9 @@ int main(int argc, char **argv) {
   /* A workspace set on the handle lets cuBLAS itself run under graph capture. */
   c.ws_size = (size_t)32 << 20;
   CK(cudaMalloc(&c.ws, c.ws_size));
-  const float ones[2] = {1.0f, 1.0f};
+  /* A's factor at [0], B's at [4]: cuBLASLt wants 16-byte aligned scale pointers (it refuses the
+   * call, CUBLAS_STATUS_NOT_SUPPORTED, for a pointer 4 bytes into an allocation). */
+  const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
   CK(cudaMalloc((void **)&c.dscale, sizeof ones));
   CK(cudaMemcpy(c.dscale, ones, sizeof ones, cudaMemcpyHostToDevice));
   use_stream(&c, c.s);

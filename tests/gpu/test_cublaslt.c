@@ -184,7 +184,9 @@ static const fp8_case_t k_fp8[] = {
 static void make_fp8(const fp8_case_t *c, gt_problem_t *p) {
   gt_problem_init(p);
   p->a_type = c->a, p->b_type = c->b;
-  p->c_type = p->d_type = c->d;
+  /* cuBLASLt's fp8 table: an fp8 D takes a 16-bit C (bf16 here); otherwise C is D's type */
+  p->d_type = c->d;
+  p->c_type = gt_dtype_is_fp8(c->d) ? GT_DT_BF16 : c->d;
   p->scale_a = c->sa, p->scale_b = c->sb;
   p->fast_accum = c->fast, p->scale_d = c->scale_d, p->amax_d = c->amax;
   p->epilogue = c->epi;
@@ -263,9 +265,12 @@ static void test_fp8_scales_read_at_run_time(void **state) {
   assert_int_equal(cudaMalloc(&A, na), cudaSuccess);
   assert_int_equal(cudaMalloc(&B, nb), cudaSuccess);
   assert_int_equal(cudaMalloc(&D, nd * 2), cudaSuccess);
-  assert_int_equal(cudaMalloc((void **)&S, 3 * sizeof(float)), cudaSuccess);
+  /* scale_a at S[0], scale_b at S[4]: cuBLASLt refuses scale pointers that are not 16-byte
+   * aligned (a pointer 4 bytes into the allocation is CUBLAS_STATUS_NOT_SUPPORTED) */
+  assert_int_equal(cudaMalloc((void **)&S, 8 * sizeof(float)), cudaSuccess);
   if (ws) assert_int_equal(cudaMalloc(&W, ws), cudaSuccess);
-  const float sc[3] = {0.5f, 1.0f, 3.0f}; /* scale_a, scale_b (first run), scale_b (second) */
+  const float sc[8] = {0.5f, 0, 0, 0, 1.0f, 0, 0, 0}; /* scale_a, scale_b (first run) */
+  const float sb2 = 3.0f;                                /* scale_b, second run */
   cudaMemcpy(A, hA, na, cudaMemcpyHostToDevice);
   cudaMemcpy(B, hB, nb, cudaMemcpyHostToDevice);
   cudaMemcpy(S, sc, sizeof sc, cudaMemcpyHostToDevice);
@@ -275,7 +280,7 @@ static void test_fp8_scales_read_at_run_time(void **state) {
   void *C = NULL;
   assert_int_equal(cudaMalloc(&C, nd * 2), cudaSuccess);
   gt_operands_t ops = {.A = A, .B = B, .C = D, .D = D, .alpha = &alpha, .beta = &beta,
-                       .workspace = W, .ws_size = ws, .scale_a = S, .scale_b = S + 1};
+                       .workspace = W, .ws_size = ws, .scale_a = S, .scale_b = S + 4};
   gt_status_t inplace = P->run(st, &ops, NULL);
   printf("# in-place (C == D) fp8 run: %s\n", inplace == GT_OK ? "ok" : gt_err_msg());
   ops.C = C;
@@ -284,7 +289,7 @@ static void test_fp8_scales_read_at_run_time(void **state) {
   if (r0 != GT_OK) fail_msg("fp8 run with C distinct from D: %s", gt_err_msg());
   cudaMemcpy(&d0, D, 2, cudaMemcpyDeviceToHost);
   /* same arrays, new value: what a graph replay after the application rewrote its scale sees */
-  cudaMemcpy(S + 1, &sc[2], sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(S + 4, &sb2, sizeof(float), cudaMemcpyHostToDevice);
   assert_int_equal(P->run(st, &ops, NULL), GT_OK);
   cudaMemcpy(&d1, D, 2, cudaMemcpyDeviceToHost);
   assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
