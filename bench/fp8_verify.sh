@@ -6,7 +6,8 @@
 #   b. gemmtune tune: the fp8 keys raced against the application's own cuBLASLt call
 #   c. gemmtune verify --db: every tuned fp8 key engaged by kernel identity, the client's outputs
 #      within the fp8 bound of the fp64 reference under the DB too
-# Usage: bash bench/fp8_verify.sh BUILD OUTDIR. Environment: TOKENS (1,16,256), TUNE_ARGS.
+# Usage: bash bench/fp8_verify.sh BUILD OUTDIR. Environment: TOKENS (1,16,256), MODES
+# (tensor,row; add block for DeepSeek-V3's 1x128 / 128x128 scaling), TUNE_ARGS.
 # Exit 0 pass, 1 fail, 2 setup error.
 set -uo pipefail
 # shellcheck source=bench/lib.sh
@@ -14,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 bench_setup fp8_verify.sh "$@"
 TOKENS=${TOKENS:-1,16,256}
 TUNE_ARGS=${TUNE_ARGS:---search quick --budget 2 --finalists 3 --rounds 7}
-CLIENT=(python3 "$root/bench/fp8_client.py" --tokens "$TOKENS")
+CLIENT=(python3 "$root/bench/fp8_client.py" --tokens "$TOKENS" --modes "${MODES:-tensor,row}")
 [ -x "$GT" ] || die "$GT not built"
 fail=0
 stage "a. capture"
