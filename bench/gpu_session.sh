@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] [pyflow] [kernels_fp8] [grouped] [moe] ...
+#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,6 +72,10 @@ for s in "${stages[@]}"; do
       for sc in tensor outer; do
         TAIL=30 run_stage "kernels_fp8_$sc" ${T_KERNELS:-300} env OUT="$OUT/kernels_fp8/$sc" bash "$root/bench/kernels_bench.sh" "$build" --dtype f8e4m3fn --scale "$sc" --tokens 1,2,4,8,16,32,64
       done ;;
+    fp8verify)
+      # Issue 16: the fp8 PyTorch client through capture, tune and verify (bench/fp8_verify.sh;
+      # MODES=tensor,row,block adds DeepSeek-V3's blockwise scaling).
+      TAIL=60 run_stage fp8verify ${T_FP8V:-500} bash "$root/bench/fp8_verify.sh" "$build" "$work/fp8" ;;
     kernels)
       run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
     probe21)
