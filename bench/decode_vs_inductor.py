@@ -35,7 +35,8 @@ tuned dispatch runs there, and its time is reported as gemmtune's.
 What Inductor picked, per row: the kernels its generated code launches (a Triton template with
 BLOCK_M/N/K, num_stages, num_warps; "extern mm" for aten's cuBLAS call; or the reduction a
 1-token mm became, with the config coordinate descent kept), its "AUTOTUNE mm(...)" table from
-the cold compile (in the JSON), and the generated code itself (--out/inductor_code/). The rows
+the cold compile with every choice's time (in the JSON), and the generated code itself
+(--out/inductor_code/). The rows
 Inductor wins are listed with their choice after the verdicts. Inductor compiles into a fresh
 cache (--inductor-cache to keep one): round 1 pays the autotuning (1.5-7.6 s per row on the
 H200), later rounds load the same code from the cache.
@@ -462,6 +463,9 @@ def print_verdicts(rows, vs, full_n, out):
     for r in wins:
         out.write("  %s tokens %d: %.3fx: %s\n" % (r["label"], r["tokens"],
                                                   r["speedup_vs_inductor"], r["inductor_choice"]))
+        for b in r.get("inductor_autotune") or []:
+            out.write("    AUTOTUNE %s(%s): %s\n" % (b["op"], b["sizes"], ", ".join(
+                "%s %.4f ms" % (c["name"], c["ms"]) for c in b["choices"][:3])))
 
 
 def write_csv(rows, path):
@@ -638,6 +642,8 @@ def run_worker(args, column, rnd, rows_path, db):
     if column == "inductor":
         env["TORCHINDUCTOR_CACHE_DIR"] = args.inductor_cache
         env["TRITON_CACHE_DIR"] = os.path.join(args.inductor_cache, "triton")
+        # Every choice's time in the AUTOTUNE tables, not the top 10 (display only).
+        env.setdefault("TORCHINDUCTOR_AUTOTUNE_NUM_CHOICES_DISPLAYED", "all")
     t0 = time.time()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -778,7 +784,8 @@ def measure(args, weights):
         print("SETUP ERROR: %s" % e, file=sys.stderr)
         return 2
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Writing the results takes a moment; a second SIGTERM (a limit's) must not cut it.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         if own_cache:
             shutil.rmtree(args.inductor_cache, ignore_errors=True)

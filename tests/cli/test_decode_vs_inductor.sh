@@ -26,6 +26,9 @@ expect_exit 0 "--plan --smoke" python3 "$DVI" --plan --smoke
 expect_grep "4 rows, one round" '^decode_vs_inductor: 4 rows \(smoke\), 1 rounds'
 expect_exit 2 "an unknown --shapes is a usage error" python3 "$DVI" --plan --shapes 13b
 expect_exit 2 "a bad --tokens is a usage error" python3 "$DVI" --plan --tokens 1,x
+expect_exit 2 "--rounds 0 is a usage error" python3 "$DVI" --plan --rounds 0
+expect_exit 0 "--tokens picks the counts" python3 "$DVI" --plan --shapes 70b --tokens 1,2
+expect_grep "12 rows" '^decode_vs_inductor: 12 rows \(--shapes 70b, tokens 1,2\), 3 rounds'
 expect_exit 2 "no gemmtune binary: setup error" python3 "$DVI" --fake ok --smoke \
   --gemmtune "$TMP/nope" --out "$TMP/nope.out"
 expect_grep "saying so" 'SETUP ERROR: gemmtune binary not found'
