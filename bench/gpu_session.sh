@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] ...
+#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -147,6 +147,21 @@ for s in "${stages[@]}"; do
       [ -f "$build/libgemmtune_torchmm.so" ] ||
         run_stage moe_bridge ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)} --target gemmtune_torchmm"
       TAIL=80 run_stage moe ${T_MOE:-900} bash "$root/bench/moe_e2e.sh" "$build" "$work/moe" ;;
+    inductor)
+      # Issue 22: the tuned dispatch against torch.compile(mode="max-autotune-no-cudagraphs")
+      # and cuBLAS on the llama 8B/70B rows at tokens 1..64 (bench/decode_vs_inductor.py:
+      # tune the rows, then rounds of one worker process per column; table, CSV, JSON, the
+      # acceptance verdicts, Inductor's choices and code, all in results.tgz under inductor/).
+      # Needs the build stage's tree, and a lent machine starts bare: run "build inductor" in
+      # one call. One model fits one call (~6-7 min, most of it Inductor's autotuning):
+      # INDUCTOR_ARGS defaults to "--shapes 8b"; run "--shapes 70b" in a second call, then
+      # combine the two JSONs with decode_vs_inductor.py --merge. "--smoke" is a one-minute
+      # check. Killed at its limit, it still writes what it measured.
+      idir="$work/inductor"
+      mkdir -p "$idir"
+      ipy=python3
+      [ -x /opt/torch/.venv/bin/python ] && ipy=/opt/torch/.venv/bin/python
+      TAIL=${TAIL_INDUCTOR:-110} run_stage inductor ${T_INDUCTOR:-470} bash -c "set -o pipefail; '$ipy' '$root/bench/decode_vs_inductor.py' --gemmtune '$build/gemmtune' --out '$idir' ${INDUCTOR_ARGS:---shapes 8b} 2>&1 | tee '$idir/decode_vs_inductor.log'" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done
