@@ -295,22 +295,18 @@ const char *gt_db_get_kept(const gt_db_t *db, const gt_problem_t *key) {
 }
 
 size_t gt_db_drop_kept_with_rows(gt_db_t *db) {
-  bool any = false;
-  for (size_t v = 0; v < db->nval && !any; v++) any = gt_db_is_kept_name(db->validators[v].name);
-  if (!any) return 0;
-  size_t w = 0, dropped = 0;
+  /* Each row's kept name once, looked up among the validators (order kept: files stay diffable). */
+  size_t dropped = 0;
   char name[48];
-  for (size_t v = 0; v < db->nval; v++) {
-    bool drop = false;
-    if (gt_db_is_kept_name(db->validators[v].name))
-      for (size_t i = 0; i < db->n && !drop; i++) {
-        gt_db_kept_name(&db->rows[i].key, name, sizeof name);
-        drop = strcmp(name, db->validators[v].name) == 0;
-      }
-    if (drop) dropped++;
-    else db->validators[w++] = db->validators[v];
+  for (size_t i = 0; i < db->n; i++) {
+    gt_db_kept_name(&db->rows[i].key, name, sizeof name);
+    long v = gt_db_validator_find(db, name);
+    if (v < 0) continue;
+    memmove(&db->validators[v], &db->validators[v + 1],
+            (db->nval - (size_t)v - 1) * sizeof db->validators[0]);
+    db->nval--;
+    dropped++;
   }
-  db->nval = w;
   return dropped;
 }
 

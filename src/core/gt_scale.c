@@ -47,14 +47,14 @@ void gt_scale_mode_shape(gt_scale_mode_t md, char which, int64_t m, int64_t n, i
   }
 }
 
-static bool is_block(gt_scale_mode_t md) {
+bool gt_scale_mode_is_block(gt_scale_mode_t md) {
   return md == GT_SCALE_BLK1X128 || md == GT_SCALE_BLK128X128;
 }
 
 const char *gt_scale_block_refusal(gt_scale_mode_t sa, gt_scale_mode_t sb, int64_t m, int64_t n) {
-  if (!is_block(sa) && !is_block(sb)) return NULL;
+  if (!gt_scale_mode_is_block(sa) && !gt_scale_mode_is_block(sb)) return NULL;
   /* The documentation's table of supported (A, B) pairs has only block modes on both sides. */
-  if (!is_block(sa) || !is_block(sb))
+  if (!gt_scale_mode_is_block(sa) || !gt_scale_mode_is_block(sb))
     return "a block scale mode on one operand only (cuBLASLt pairs VEC128/BLK128x128 with each "
            "other)";
   if (sa == GT_SCALE_BLK128X128 && sb == GT_SCALE_BLK128X128)

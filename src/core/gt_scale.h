@@ -5,6 +5,7 @@
 #ifndef GT_SCALE_H
 #define GT_SCALE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gt_dtype.h"
@@ -101,6 +102,8 @@ static inline GT_SCALE_HOSTDEV int64_t gt_scale_mode_index(gt_scale_mode_t md, c
   }
 }
 
+/* Whether md is one of the blockwise modes (blk1x128_f32, blk128x128_f32). */
+bool gt_scale_mode_is_block(gt_scale_mode_t md);
 /* NULL when cuBLASLt 13 offers kernels for A and B scaled by modes sa and sb at op(A) m x k,
  * op(B) k x n as far as the block modes go; otherwise why not (a static string): a block mode on
  * one operand only, blk128x128_f32 on both, or m or n not a multiple of 4 (the cuBLAS

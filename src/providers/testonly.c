@@ -136,9 +136,6 @@ static bool is_f8_kind(to_kind_t k) { return k >= TO_F8_EXACT && k <= TO_F8_AMAX
 static bool is_f8_key(const gt_problem_t *p) {
   return gt_dtype_is_fp8(p->a_type) || gt_dtype_is_fp8(p->b_type);
 }
-static bool is_block_mode(gt_scale_mode_t m) {
-  return m == GT_SCALE_BLK1X128 || m == GT_SCALE_BLK128X128;
-}
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Entries across a block array of mode md over `outer` rows of op(A) / columns of op(B): one
@@ -180,9 +177,9 @@ static bool to_listed(to_kind_t k, const gt_problem_t *p) {
   if (!is_f8_key(p)) return false;
   switch (k) {
     case TO_F8_NOSCALE_B: return p->scale_b != GT_SCALE_NONE;
-    case TO_F8_ROWCOL: return p->scale_a == GT_SCALE_OUTER || is_block_mode(p->scale_a);
+    case TO_F8_ROWCOL: return p->scale_a == GT_SCALE_OUTER || gt_scale_mode_is_block(p->scale_a);
     case TO_F8_KSPLIT:
-      return (is_block_mode(p->scale_a) || is_block_mode(p->scale_b)) && p->k > GT_SCALE_BLOCK;
+      return (gt_scale_mode_is_block(p->scale_a) || gt_scale_mode_is_block(p->scale_b)) && p->k > GT_SCALE_BLOCK;
     case TO_F8_BLKORDER:
       return blkorder_differs(p->scale_a, p->m, p->k) || blkorder_differs(p->scale_b, p->n, p->k);
     case TO_F8_BLKPAD:

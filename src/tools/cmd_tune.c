@@ -419,8 +419,10 @@ typedef struct tune_run {
   size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed, n_retired;
   char retired[4096]; /* "  retired: KEY: why" lines for the summary */
   /* keys raced and kept on today's path: written as the DB's kept lines (gt_db_set_kept) */
-  gt_problem_t *kept;
-  char (*kept_note)[160];
+  struct tune_kept {
+    gt_problem_t key;
+    char note[160];
+  } *kept;
   size_t nkept, kept_cap;
   size_t n_untunable; /* marked rows (not_tunable): GEMMs the workload ran that cannot be tuned */
   double t_start, est_total, est_race;
@@ -833,7 +835,7 @@ static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row, const gt_pro
     if (row) s = gt_db_put(&now, row);
     if (s == GT_OK && retire) s = retire_locked(&now, retire_key, retire, &r->here, removed);
     for (size_t k = 0; k < r->nkept && s == GT_OK; k++)
-      s = gt_db_set_kept(&now, &r->kept[k], r->kept_note[k]);
+      s = gt_db_set_kept(&now, &r->kept[k].key, r->kept[k].note);
     if (s == GT_OK) gt_db_drop_kept_with_rows(&now); /* a row (this run's or another's) wins */
   }
   if (s == GT_OK) s = gt_db_write(&now, r->out);
@@ -972,17 +974,14 @@ static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t 
 static void remember_kept(tune_run_t *r, const gt_problem_t *key, const char *note) {
   if (r->nkept == r->kept_cap) {
     size_t nc = r->kept_cap ? 2 * r->kept_cap : 16;
-    gt_problem_t *k = realloc(r->kept, nc * sizeof *k);
+    struct tune_kept *k = realloc(r->kept, nc * sizeof *k);
     if (!k) return;
     r->kept = k;
-    char(*n)[160] = realloc(r->kept_note, nc * sizeof *n);
-    if (!n) return;
-    r->kept_note = n;
     r->kept_cap = nc;
   }
-  r->kept[r->nkept] = *key;
-  snprintf(r->kept_note[r->nkept], sizeof r->kept_note[r->nkept], "%s: %s", r->here.name, note);
-  r->nkept++;
+  struct tune_kept *k = &r->kept[r->nkept++];
+  k->key = *key;
+  snprintf(k->note, sizeof k->note, "%s: %s", r->here.name, note);
 }
 
 /* Count the shape's outcome, put an improved row into the DB (rewritten at once), and say what
@@ -1249,7 +1248,6 @@ static int finish(tune_run_t *r) {
   gt_db_free(&r->db);
   free(r->plan);
   free(r->kept);
-  free(r->kept_note);
   return r->exit_code;
 }
 
