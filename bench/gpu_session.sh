@@ -3,7 +3,7 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] ...
+#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor] ...
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -162,6 +162,18 @@ for s in "${stages[@]}"; do
       ipy=python3
       [ -x /opt/torch/.venv/bin/python ] && ipy=/opt/torch/.venv/bin/python
       TAIL=${TAIL_INDUCTOR:-110} run_stage inductor ${T_INDUCTOR:-470} bash -c "set -o pipefail; '$ipy' '$root/bench/decode_vs_inductor.py' --gemmtune '$build/gemmtune' --out '$idir' ${INDUCTOR_ARGS:---shapes 8b} 2>&1 | tee '$idir/decode_vs_inductor.log'" ;;
+    floor)
+      # Issue 23: the floor-aware search budget against the plain full search (bench/floor_budget.sh)
+      # on a subset of the llama corpus that fits one call: FLOOR_ROWS lists model:tokens,...
+      # (default "llama3_8b:1,64 llama3_70b:8,1024", 23 shapes), FLOOR_TUNE_ARGS bounds both runs
+      # alike (default "--budget 6": the plain run's whole space does not fit a call).
+      fsub="$work/floor_subset.csv"
+      head -n 1 "$root/examples/corpus/llama3_8b.csv" >"$fsub"
+      for spec in ${FLOOR_ROWS:-llama3_8b:1,64 llama3_70b:8,1024}; do
+        awk -F, -v toks="${spec#*:}" 'BEGIN { n = split(toks, t, ","); for (i = 1; i <= n; i++) want[t[i]] = 1 }
+          NR > 1 && ($3 in want)' "$root/examples/corpus/${spec%%:*}.csv" >>"$fsub"
+      done
+      TAIL=40 run_stage floor ${T_FLOOR:-480} env CORPUS="$fsub" TUNE_ARGS="${FLOOR_TUNE_ARGS:---budget 6}" bash "$root/bench/floor_budget.sh" "$work/floor" "$build" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done
