@@ -5,7 +5,8 @@
  * own words (its exclusion reason, --providers, an earlier fault, or no provider for the entry).
  * The budget: a planted space gaining 1% per widening ends after three widenings by the no-gain
  * rule, a baseline past its (planted) floor gets the quick race only, one-pass modes say so, the
- * row records the floor, and every pruned candidate says by how much it was cut. */
+ * row records the floor, one pass over the full space interleaves the providers, and every
+ * pruned candidate says by how much it was cut. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -223,6 +224,30 @@ static void test_floor_rule_gives_the_quick_race_only(void **state) {
   setenv("GEMMTUNE_TEST_PROVIDERS", "1", 1);
 }
 
+/* One pass over the full space is pruned in list order and --budget can end it anywhere: the
+ * providers' candidates come interleaved, so no provider waits behind another's whole space. */
+static void test_full_pass_interleaves_providers(void **state) {
+  gt_problem_t p = widen_problem();
+  gt_search_opts_t o = widen_opts();
+  o.max_candidates = 0;
+  o.mode = GT_SEARCH_FULL;
+  gt_search_result_t r;
+  assert_int_equal(gt_search_run(&p, &o, NULL, &r), GT_OK);
+  size_t ncpu = 0, last_cpu = 0, first_test = r.n;
+  for (size_t i = 0; i < r.n; i++) {
+    if (strncmp(r.c[i].cand.name, "cpu_", 4) == 0) ncpu++, last_cpu = i;
+    else if (strncmp(r.c[i].cand.name, "testonly_", 9) == 0 && first_test == r.n) first_test = i;
+  }
+  if (ncpu == 0 || first_test == r.n) print_error("%zu cpu candidates, first testonly %zu of %zu\n",
+                                                  ncpu, first_test, r.n);
+  assert_true(ncpu > 0 && first_test < r.n);
+  assert_true(r.n > 4 * ncpu);      /* the testonly space is the larger one */
+  assert_true(first_test < ncpu);   /* in provider order it would come after every cpu one */
+  assert_true(last_cpu > r.n / 4);  /* and the cpu ones are spread, not bunched at the front */
+  gt_search_result_free(&r);
+  setenv("GEMMTUNE_TEST_PROVIDERS", "1", 1);
+}
+
 /* One pass when asked; the cpu space has nothing beyond its default list; the winner's row records
  * its share of the floor. */
 static void test_modes_and_the_floor_in_the_row(void **state) {
@@ -285,6 +310,7 @@ int main(void) {
   t[n++] = (struct CMUnitTest){"no_gain_rule_ends_after_three_widenings", test_no_gain_rule_ends_after_three_widenings, NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"floor_rule_gives_the_quick_race_only", test_floor_rule_gives_the_quick_race_only, NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"modes_and_the_floor_in_the_row", test_modes_and_the_floor_in_the_row, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"full_pass_interleaves_providers", test_full_pass_interleaves_providers, NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"prune_reasons", test_prune_reasons, NULL, NULL, NULL};
   return _cmocka_run_group_tests("search", t, n, NULL, NULL);
 }

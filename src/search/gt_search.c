@@ -229,12 +229,19 @@ static void list_providers(search_t *S, gt_cand_list_t *list, bool exhaustive, b
   }
 }
 
+static void interleave_providers(gt_cand_list_t *list);
+
 static gt_status_t enumerate(search_t *S, gt_cand_list_t *list) {
   const gt_search_opts_t *o = S->o;
   phase(S->ev, "enumerate", 0, 0);
   S->base_prov =
       gt_provider_baseline(o->backend, o->entry, S->p, S->base_why, sizeof S->base_why);
   list_providers(S, list, full_space(o), true);
+  /* One pass over the full space is pruned in list order, and --budget ends it wherever it has
+   * got to: in provider order a budget would spend itself on the first provider's thousands of
+   * configurations and never reach the others. Interleaved as the widenings are, any prefix
+   * samples every provider in proportion to its size. */
+  if (full_space(o)) interleave_providers(list);
   S->out->c = calloc(list->n ? list->n : 1, sizeof *S->out->c);
   if (!S->out->c) {
     gt_cand_list_free(list);
@@ -496,6 +503,25 @@ static void pool_order(const gt_cand_list_t *l, const bool *take, pool_item_t *i
     items[(*n)++] = (pool_item_t){((double)rank[k]++ + 0.5) / (double)count[k], i};
   }
   qsort(items, *n, sizeof *items, cmp_pool);
+}
+
+/* Reorder list into pool order (each provider's own order kept, providers interleaved). On
+ * allocation failure the list keeps its order: only the budget's sampling is affected. */
+static void interleave_providers(gt_cand_list_t *list) {
+  if (list->n < 2) return;
+  bool *take = malloc(list->n * sizeof *take);
+  pool_item_t *items = malloc(list->n * sizeof *items);
+  gt_candidate_t *v = malloc(list->n * sizeof *v);
+  if (take && items && v) {
+    for (size_t i = 0; i < list->n; i++) take[i] = true;
+    size_t n;
+    pool_order(list, take, items, &n);
+    for (size_t k = 0; k < n; k++) v[k] = list->v[items[k].idx];
+    memcpy(list->v, v, n * sizeof *v);
+  }
+  free(take);
+  free(items);
+  free(v);
 }
 
 /* Append the full space's candidates the quick pass did not list, in widening order, as not
