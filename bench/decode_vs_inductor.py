@@ -16,7 +16,7 @@ bench/decode_shapes.csv (qkv fused, o, gate_up fused, up, down, lm_head) at toke
             graph around it is the harness's own
 
 W is [out_features, in_features] bf16 (the nn.Linear layout), x [tokens, in_features]. Harness
-(bench/decode_worker.py, the timing helper of bench/grouped_harness.py): operand sets (x, W)
+(bench/decode_worker.py, the timing helper of python/gemmtune/grouped/harness.py): operand sets (x, W)
 rotated so their total exceeds 3x the L2, 20 calls over them captured in one CUDA graph, 15
 replays timed with CUDA events; time per call = replay / 20. Each column runs in its own worker
 process, one per column per round, in the order cublas, gemmtune, inductor, and rounds repeat

@@ -1,5 +1,5 @@
 """One column of bench/decode_vs_inductor.py in its own process: the rows it is given, timed in
-the cold CUDA-graph harness the project measures with (bench/grouped_harness.py), one JSON line
+the cold CUDA-graph harness the project measures with (python/gemmtune/grouped/harness.py), one JSON line
 per row. The driver starts this as `decode_vs_inductor.py --worker COLUMN ...`:
 
   cublas    F.linear(x, W) in a plain process (no LD_PRELOAD): PyTorch's cublasGemmEx call
@@ -302,7 +302,8 @@ def run(column, rows, result_path, code_dir):
               file=sys.stderr)
         return 2
     sys.path.insert(0, HERE)
-    from grouped_harness import time_graph_samples
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from gemmtune.grouped.harness import time_graph_samples
     props = torch.cuda.get_device_properties(0)
     l2 = props.L2_cache_size
     rc = 0

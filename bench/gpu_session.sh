@@ -142,7 +142,7 @@ for s in "${stages[@]}"; do
       [ -x /opt/torch/.venv/bin/python ] && gpy=/opt/torch/.venv/bin/python
       TAIL=40 run_stage grouped_test ${T_GTEST:-600} bash -c "set -o pipefail; cd '$build' && ctest --output-on-failure -R '^gpu_test_grouped\$' --timeout 600 2>&1 | tee '$gdir/test.log'"
       TAIL=60 run_stage grouped_bench ${T_GBENCH:-900} bash -c "set -o pipefail; '$build/grouped_bench' --csv '$gdir/grouped_bench.csv' 2>&1 | tee '$gdir/grouped_bench.log'"
-      TAIL=60 run_stage grouped_torch ${T_GTORCH:-900} bash -c "set -o pipefail; '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgt_grouped_bench.so' --csv '$gdir/grouped_vs_torch.csv' 2>&1 | tee '$gdir/grouped_vs_torch.log'" ;;
+      TAIL=60 run_stage grouped_torch ${T_GTORCH:-900} bash -c "set -o pipefail; '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgemmtune_grouped.so' --csv '$gdir/grouped_vs_torch.csv' 2>&1 | tee '$gdir/grouped_vs_torch.log'" ;;
     moe)
       # Issue 24: transformers MoE models through torch._grouped_mm. The torch bridge must be built
       # against this machine's torch (python3's, found at configure time).

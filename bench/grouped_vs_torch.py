@@ -7,23 +7,26 @@ fused and down) at the routed rows of 1, 4, 16 and 64 decode tokens and a 2048-t
 
     torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)     # w: [E][N][K] bf16, as transformers
 
-and every own instance that accepts the problem (libgt_grouped_bench.so through ctypes, on torch's
+and every own instance that accepts the problem (libgemmtune_grouped.so through ctypes, on torch's
 current stream), each as a CUDA graph of --iters calls over rotated weight copies (cold: the
 bytes a round touches are several times L2), median of --reps replays. The best own instance's
 output is checked against torch's on the routed rows. Prints a table, the geomeans at decode and
 prefill and the acceptance lines (decode geomean >= 1.3x, >= 4.2 TB/s on weights of 100 MB or
 more, prefill never slower), and writes CSV.
 
-Usage: grouped_vs_torch.py --lib BUILD/libgt_grouped_bench.so --csv OUT.csv [--filter S]
+Usage: grouped_vs_torch.py --lib BUILD/libgemmtune_grouped.so --csv OUT.csv [--filter S]
        [--tokens 1,4,16,64,2048] [--iters 20] [--reps 7]
 """
 import argparse
 import math
+import os
 import sys
 
 import torch
 
-from grouped_harness import AGREE_TOL, decode_tile_hopeless, load_lib, rel_err, time_graph
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from gemmtune.grouped.harness import (AGREE_TOL, decode_tile_hopeless, load_lib, rel_err,  # noqa: E402
+                                      time_graph)
 
 SHAPES = [  # model, projection, experts, top-k, K (in), N (out)
     ("mixtral-8x7b", "gate_up", 8, 2, 4096, 28672),

@@ -27,6 +27,8 @@ static const gt_env_var_t k_vars[] = {
     {"GEMMTUNE_PROGRESS_S", GT_ENV_CLI, "seconds between progress lines off a terminal"},
     {"GEMMTUNE_LOCK_TIMEOUT", GT_ENV_CLI, "seconds to wait for a DB directory's lock"},
     {"GEMMTUNE_BIN", GT_ENV_PYTHON, "the gemmtune binary python -m gemmtune runs"},
+    {"GEMMTUNE_GROUPED_LIB", GT_ENV_CLI, "the grouped kernels' library tune's grouped race loads"},
+    {"GEMMTUNE_PYTHON", GT_ENV_CLI, "the interpreter (with torch) tune races grouped_mm keys in (default python3)"},
 };
 #define NVARS (sizeof k_vars / sizeof k_vars[0])
 

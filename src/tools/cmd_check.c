@@ -146,7 +146,7 @@ static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol
   if (row->key.op == GT_OP_GROUPED_MM) {
     set_out(o, CK_NA, "not applicable",
             "grouped_mm: its baseline is torch's own bf16bf16_grouped_mm; instance present, time "
-            "replayed only by bench/grouped_race.py");
+            "replayed only in a torch process (tune's grouped race, python3 -m gemmtune.grouped)");
     return;
   }
   if (cand.excluded) {

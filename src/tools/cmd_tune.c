@@ -25,6 +25,7 @@
 #include "core/gt_shard.h"
 #include "search/gt_isolate.h"
 #include "gt_version.h"
+#include "tune_grouped.h"
 #include "tune_retire.h"
 
 static const char k_help[] =
@@ -52,6 +53,11 @@ static const char k_help[] =
     "that one too (cuBLASLt rows apply only to the version they were tuned with) and says so.\n"
     "Its rows marked not_tunable (GEMMs the workload ran that cannot be tuned: pointer-array or\n"
     "grouped batches, FP8 scaling, device pointer mode...) are listed as skipped with the reason.\n"
+    "Its grouped_mm keys (torch._grouped_mm: the experts of a Mixture-of-Experts layer) have\n"
+    "torch's own function as their baseline, which only a process with torch runs: after the\n"
+    "other shapes, tune races them in one (python3 -m gemmtune.grouped; GEMMTUNE_PYTHON names\n"
+    "the interpreter), torch's path against every own grouped kernel instance, gated against\n"
+    "torch's output and an fp32 product, and puts the rows won into the DB like any other.\n"
     "Progress goes to stderr: a live line on a terminal, otherwise a line per shape and one\n"
     "every GEMMTUNE_PROGRESS_S seconds (default 10), each with the whole run's ETA.\n\n"
     "  -o, --output DB        the tuned DB to create or update (required)\n"
@@ -74,6 +80,7 @@ static const char k_help[] =
     "  --shard N              with --estimate: print the plan for N shards and stop\n"
     "  --isolate / --no-isolate  run each shape in a worker process (default: on for CUDA)\n"
     "  --shape-timeout S      kill a worker silent for S seconds (default 120)\n"
+    "  --no-grouped           list grouped_mm keys without racing them (no torch process)\n"
     "  --no-calibration       do not time the reference shapes: by default the baseline of the\n"
     "                         cheapest memory-bound and compute-bound shape (on the host the\n"
     "                         cheapest shape), the same in every shard of the file, is timed\n"
@@ -102,7 +109,7 @@ static const char k_examples[] =
 #define TUNE_OPTS (GT_OPT_TYPES | GT_OPT_DEVICE | GT_OPT_CANDS | GT_OPT_TIMING | GT_OPT_RACE)
 
 enum { T_OUT = 'o', T_FORMAT = 3000, T_HELP, T_RESUME, T_SHARD, T_ISOLATE, T_NOISOLATE, T_STIMEOUT,
-       T_NOCALIB };
+       T_NOCALIB, T_NOGROUPED };
 
 typedef struct shape_outcome {
   int status;      /* gt_status_t of the shape */
@@ -401,6 +408,7 @@ typedef struct tune_run {
   char out_shard[1024];             /* the shard's DB path */
   double shape_timeout;
   bool no_calib;                    /* --no-calibration */
+  bool no_grouped;                  /* --no-grouped: list grouped_mm keys, do not race them */
   gt_tune_calib_t calib;            /* the reference shapes, timed before and after the shapes */
   /* inputs */
   gt_device_info_t dev;
@@ -536,6 +544,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
                                       {"no-isolate", no_argument, 0, T_NOISOLATE},
                                       {"shape-timeout", required_argument, 0, T_STIMEOUT},
                                       {"no-calibration", no_argument, 0, T_NOCALIB},
+                                      {"no-grouped", no_argument, 0, T_NOGROUPED},
                                       {0, 0, 0, 0}};
   struct option *opts = gt_cli_options(own, TUNE_OPTS, NULL);
   int c, rc;
@@ -557,6 +566,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
       case T_ISOLATE: r->isolate = 1; break;
       case T_NOISOLATE: r->isolate = 0; break;
       case T_NOCALIB: r->no_calib = true; break;
+      case T_NOGROUPED: r->no_grouped = true; break;
       case T_STIMEOUT:
         r->shape_timeout = atof(optarg);
         if (r->shape_timeout <= 0) return free(opts), gt_cli_usage_error("tune", "--shape-timeout wants seconds > 0");
@@ -1100,11 +1110,19 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
 /* A marked row (capture's not_tunable column): a GEMM the workload ran that gemmtune cannot tune
  * (pointer-array or grouped batches, FP8 scaling, device pointer mode, ...). It is listed with
  * its reason, so the run accounts for every captured row, and never raced or journaled. */
+static void report_skipped(tune_run_t *r, size_t i, const gt_shape_t *x, const char *note);
+
 static void report_untunable(tune_run_t *r, size_t i, const gt_shape_t *x) {
-  r->n_untunable++;
-  char idx[16], note[GT_SHAPE_REASON_MAX + 32];
-  snprintf(idx, sizeof idx, "%zu", i + 1);
+  char note[GT_SHAPE_REASON_MAX + 32];
   snprintf(note, sizeof note, "not tunable: %s", x->not_tunable);
+  report_skipped(r, i, x, note);
+}
+
+/* A shape listed as skipped with note (counted with the marked rows). */
+static void report_skipped(tune_run_t *r, size_t i, const gt_shape_t *x, const char *note) {
+  r->n_untunable++;
+  char idx[16];
+  snprintf(idx, sizeof idx, "%zu", i + 1);
   if (r->fmt == GT_FMT_TABLE) {
     printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
            "-", "-", "-", "skipped", "-");
@@ -1118,15 +1136,127 @@ static void report_untunable(tune_run_t *r, size_t i, const gt_shape_t *x) {
   }
 }
 
-/* A grouped_mm key (torch._grouped_mm, MoE experts): its baseline is torch's own function, which
- * only a process with torch can run, so this run cannot race it and says so for the key. The race
- * against torch is bench/grouped_race.py's (it times torch's path for every grouped key of a
- * shapes file). Counted with the marked rows: the key is listed, never raced or journaled. */
-static void report_grouped(tune_run_t *r, size_t i, gt_shape_t x) {
-  snprintf(x.not_tunable, sizeof x.not_tunable,
-           "grouped_mm: the baseline is torch's own bf16bf16_grouped_mm: only a torch process "
-           "runs it (bench/grouped_race.py)");
-  report_untunable(r, i, &x);
+/* A grouped_mm key (torch._grouped_mm, MoE experts) this run does not race: why (the race was
+ * not asked for, or could not run). Counted with the marked rows: listed, never journaled. */
+static void report_grouped(tune_run_t *r, size_t i, gt_shape_t x, const char *why) {
+  char note[800];
+  snprintf(note, sizeof note, "not tunable here: grouped_mm (baseline torch's own function, raced "
+           "in torch): %s", why);
+  report_skipped(r, i, &x, note);
+}
+
+/* One grouped key's outcome from the race: counted, its row put into the DB, printed as tune
+ * prints any shape. Returns false when the DB cannot be written (the run stops). */
+static bool record_grouped(tune_run_t *r, size_t i, const gt_shape_t *x,
+                           const gt_tune_grouped_key_t *k, const gt_db_t *rows) {
+  char note[700], bus[32], best[32], sp[32], idx[16];
+  const char *outcome = k->outcome;
+  snprintf(note, sizeof note, "%s", k->note);
+  const gt_db_row_t *row = strcmp(outcome, "improved") == 0 ? gt_db_lookup(rows, &x->p) : NULL;
+  if (strcmp(outcome, "improved") == 0 && !row) {
+    outcome = "failed";
+    snprintf(note, sizeof note, "the race reported a win but wrote no row for the key");
+  }
+  if (strcmp(outcome, "skipped") == 0) {
+    snprintf(note, sizeof note, "not tunable here: grouped_mm: %s", k->note);
+    report_skipped(r, i, x, note);
+    return true;
+  }
+  r->n_tuned++;
+  if (row) {
+    r->n_improved++;
+    gt_db_row_t stamped = *row;
+    gt_db_row_set_device(&stamped, &r->here);
+    gt_status_t ps = db_update(r, &stamped, NULL, NULL, NULL);
+    if (ps != GT_OK) {
+      fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
+      r->exit_code = gt_status_exit_code(ps);
+      return false;
+    }
+    r->log_speedup += row->speedup > 0 ? log(row->speedup) : 0;
+    r->n_speedup++;
+  } else if (strcmp(outcome, "unchanged") == 0) {
+    r->n_unchanged++;
+    r->n_speedup++;
+    remember_kept(r, &x->p, note);
+  } else {
+    outcome = "failed";
+    r->n_failed++;
+    if (!note[0]) snprintf(note, sizeof note, "the grouped race did not report this key");
+    size_t fl = strlen(r->failures);
+    snprintf(r->failures + fl, sizeof r->failures - fl, "  line %d (%s): %s\n", x->line,
+             x->label[0] ? x->label : x->view, note);
+    r->exit_code = 1;
+  }
+  snprintf(idx, sizeof idx, "%zu", i + 1);
+  snprintf(bus, sizeof bus, k->base_us > 0 ? "%.3f" : "-", k->base_us);
+  snprintf(best, sizeof best, k->best_us > 0 ? "%.3f" : "-", k->best_us);
+  snprintf(sp, sizeof sp, k->base_us > 0 && k->best_us > 0 ? "%.3f" : "-",
+           row ? row->speedup : k->best_us > 0 ? k->base_us / k->best_us : 0);
+  const char *winner = row ? k->winner : "-";
+  if (r->fmt == GT_FMT_TABLE) {
+    printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
+           bus, best, sp, outcome, winner);
+    printf("%5s  %s  | %s; baseline torch._grouped_mm\n", "", x->view, note[0] ? note : "-");
+    fflush(stdout);
+  } else {
+    const char *cells[] = {idx, x->label, x->view, bus, best, sp, outcome, winner, note,
+                           "-", "-", "-", "-", "-", "-", "-"};
+    gt_table_row(&r->t, cells);
+  }
+  return true;
+}
+
+/* The run's grouped keys (shape indices idx[0..n)), raced in one torch process after the other
+ * shapes. Where the race cannot run, each key is listed with the reason. */
+static void tune_grouped(tune_run_t *r, const size_t *idx, size_t n) {
+  if (n == 0) return;
+  const char *skip = r->no_grouped ? "not raced (--no-grouped)"
+                     : r->cs.so.estimate_only ? "not estimated (the race runs in torch)"
+                     : r->cs.so.backend != GT_BACKEND_CUDA && !getenv("GEMMTUNE_TEST_PROVIDERS")
+                         ? "not raced: this run is on the CPU providers (the race needs the GPU)"
+                         : NULL;
+  if (skip) {
+    for (size_t j = 0; j < n; j++) report_grouped(r, idx[j], r->sh.v[idx[j]], skip);
+    return;
+  }
+  int *lines = calloc(n, sizeof *lines);
+  gt_tune_grouped_key_t *keys = calloc(n, sizeof *keys);
+  if (!lines || !keys) {
+    for (size_t j = 0; j < n; j++) report_grouped(r, idx[j], r->sh.v[idx[j]], "out of memory");
+    free(lines);
+    free(keys);
+    return;
+  }
+  for (size_t j = 0; j < n; j++) lines[j] = r->sh.v[idx[j]].line;
+  gt_tune_grouped_opts_t go = {.shapes_path = r->shapes_path, .lines = lines, .nlines = n,
+                               .device = r->cs.so.measure.device, .rounds = r->cs.so.rounds,
+                               .threshold_pct = 100 * r->cs.so.min_improvement,
+                               .timeout_s = r->shape_timeout * (double)(n + 1)};
+  if (r->fmt == GT_FMT_TABLE)
+    fprintf(stderr, "gemmtune tune: %zu grouped_mm key%s: racing torch's path against the own "
+            "grouped kernels in a torch process (python3 -m gemmtune.grouped)\n", n,
+            n == 1 ? "" : "s");
+  gt_db_t rows;
+  char why[512];
+  gt_status_t s = gt_tune_grouped_race(&go, keys, &rows, why, sizeof why);
+  for (size_t j = 0; j < n; j++) {
+    const gt_shape_t *x = &r->sh.v[idx[j]];
+    if (s != GT_OK) {
+      report_grouped(r, idx[j], *x, why);
+      continue;
+    }
+    gt_tune_grouped_key_t k = keys[j];
+    if (!k.outcome[0]) {
+      snprintf(k.outcome, sizeof k.outcome, "failed");
+      snprintf(k.note, sizeof k.note, "the grouped race did not reach this key%s%s",
+               why[0] ? ": " : "", why);
+    }
+    if (!record_grouped(r, idx[j], x, &k, &rows)) break;
+  }
+  gt_db_free(&rows);
+  free(lines);
+  free(keys);
 }
 
 /* The run's totals of what the budget did and of the tuned speedups (a shape left unchanged
@@ -1149,6 +1279,7 @@ static void tune_shapes(tune_run_t *r) {
                  shape_is_ours(r, &r->sh.v[i], key, sizeof key);
   r->n_skipped = r->n_resumed = 0; /* counted again below, as each shape is reached */
   gt_cli_progress_run(r->t_start, -1);
+  size_t *grouped = calloc(r->sh.n + 1, sizeof *grouped), ngrouped = 0;
   for (size_t i = 0; i < r->sh.n; i++) {
     const gt_shape_t *x = &r->sh.v[i];
     if (!shape_is_ours(r, x, key, sizeof key)) continue;
@@ -1157,7 +1288,8 @@ static void tune_shapes(tune_run_t *r) {
       continue;
     }
     if (x->p.op == GT_OP_GROUPED_MM) {
-      report_grouped(r, i, *x);
+      if (grouped) grouped[ngrouped++] = i;
+      else report_grouped(r, i, *x, "out of memory");
       continue;
     }
     /* The run's ETA: the shapes done so far, at their mean, for the shapes left. */
@@ -1184,6 +1316,13 @@ static void tune_shapes(tune_run_t *r) {
     count_search(r, &o, &row, have_row);
   }
   gt_cli_progress_run(0, 0);
+  /* After the loop: a DB-write failure that stopped it leaves the keys listed, never raced. */
+  if (r->exit_code > 1) {
+    for (size_t j = 0; j < ngrouped; j++) report_grouped(r, grouped[j], r->sh.v[grouped[j]], "not raced: the run stopped");
+  } else {
+    tune_grouped(r, grouped, ngrouped);
+  }
+  free(grouped);
 }
 
 /* Write the DB when no row did (an empty DB is a result too), print the summary, clean up.

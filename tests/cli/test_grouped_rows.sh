@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The grouped_mm rows bench/grouped_race.py writes, without torch or a GPU: bench/grouped_rows.py
+# The grouped_mm rows the grouped race (python/gemmtune/grouped) writes, without torch or a GPU: rows.py
 # (the torch-free part) decides each tunable grouped key of a capture from fake timings as the
 # race would and writes a DB. The rows' key cells are the shapes row's, so `gemmtune explain`
 # finds the row for the captured key; `gemmtune merge` reads and combines the file with a DB tune
@@ -30,7 +30,7 @@ printf '%s\n' "$hdr" \
 cat >"$TMP/fake.py" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
-import grouped_rows as gr
+from gemmtune.grouped import rows as gr
 assert "torch" not in sys.modules
 shapes, out = sys.argv[2], sys.argv[3]
 own_us = [float(t) for t in sys.argv[4].split(",")]
@@ -60,7 +60,7 @@ except gr.RowError as e:
     print("refused: %s" % e)
 PY
 
-expect_exit 0 "rows written from fake timings" python3 "$TMP/fake.py" "$SRC/bench" "$TMP/cap.csv" \
+expect_exit 0 "rows written from fake timings" python3 "$TMP/fake.py" "$SRC/python" "$TMP/cap.csv" \
   "$TMP/g.db" 8.0,9.9
 expect_grep "the winning key: improved, the gated instance" '^ +2  .* +10\.000 +8\.000 +1\.250  improved +grouped/gt_sm90_grpd_bf16_t64x16x128_s4_nk$'
 expect_grep "the wrong output is no winner and is counted" '1 failed the gate'
@@ -83,7 +83,7 @@ expect_grep "served by the own instance" 'provider=grouped instance=gt_sm90_grpd
 expect_grep "against torch's path" 'vs baseline torch\._grouped_mm 10\.000 us \(1\.250x\)'
 expect_exit 1 "the unchanged key misses" "$GT" explain "$TMP/g.db" "$key2"
 
-expect_exit 0 "the old capture's key: rows written" python3 "$TMP/fake.py" "$SRC/bench" \
+expect_exit 0 "the old capture's key: rows written" python3 "$TMP/fake.py" "$SRC/python" \
   "$TMP/old.csv" "$TMP/old.db" 6.25
 expect_exit 0 "explain: its key with the fp8 fields at their defaults hits" "$GT" explain \
   "$TMP/old.db" "$(cat "$TMP/old.db.keys")"

@@ -4,8 +4,8 @@
  * instance a DB row names.
  *
  * Its baseline is torch's own function, which no provider of this process can run: baseline_for is
- * false, and `tune` says so for every grouped key (the race against torch runs where torch is,
- * bench/grouped_race.py). */
+ * false: `tune` races grouped keys in a torch process instead (src/tools/tune_grouped.c, python
+ * -m gemmtune.grouped). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
-/* libgt_grouped_bench.so: the grouped GEMM kernels (gt_grouped.h) behind a flat C surface that
- * Python's ctypes calls without mirroring any struct (bench/grouped_vs_torch.py). Pointers are
- * device addresses as integers, the stream a cudaStream_t (torch's current stream). */
+/* libgemmtune_grouped.so: the grouped GEMM kernels (gt_grouped.h) behind a flat C surface that
+ * Python's ctypes calls without mirroring any struct: the grouped race that `gemmtune tune` runs
+ * in a torch process (python/gemmtune/grouped/harness.py) and bench/grouped_vs_torch.py. Pointers
+ * are device addresses as integers, the stream a cudaStream_t (torch's current stream). */
 #include <stdint.h>
 
 #include "kernels/gt_grouped.h"

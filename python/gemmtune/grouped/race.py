@@ -1,40 +1,47 @@
-#!/usr/bin/env python3
 """Races the grouped_mm keys of a gemmtune shapes file in a torch process: torch's own path for
 the call (torch._grouped_mm, which on the H200 is at::cuda::detail::bf16bf16_grouped_mm: the
 one-block prepare_grouped_gemm_data kernel, then CUTLASS's ptr-array kernel) and, with --lib,
 every own grouped kernel instance that supports the key, writing a DB row for the keys an own
 instance wins.
 
-`gemmtune tune` cannot run that baseline (it is torch's function; the tuning process has no torch),
-so this harness replays it from torch on the captured key, the way the key states it
+`gemmtune tune` runs this module for the grouped keys of its shapes file (python3 -m
+gemmtune.grouped, src/tools/tune_grouped.c): the baseline is torch's function, which only a
+process with torch can run, so the race replays it from torch on the captured key, the way the
+key states it
 (src/core/gt_grouped_key.h): groups = batch, N = m, K = k, routed rows = n (the bucket's upper
 end) split evenly over the groups, the weight [E][N][K] seen transposed (transa T) or [E][K][N]
 (transa N), with the key's leading dimensions and group stride. Inputs rotate among sets larger
-than the L2 (cold, as gemmtune times), each candidate is graph-replayed (bench/grouped_harness.py,
-the harness bench/grouped_vs_torch.py uses), and outputs are checked against an fp32 product.
+than the L2 (cold, as gemmtune times), each candidate is graph-replayed (harness.py, the harness
+bench/grouped_vs_torch.py uses), and outputs are checked against an fp32 product.
 
 Without --lib, one line per key, the baseline only:
 
   key LINE groups=G rows=R N=N K=K layout=T baseline_us=X spread_pct=S err=E
 
-With --lib BUILD/libgt_grouped_bench.so --db OUT.db [--threshold PCT], each own instance's output
-is gated against torch's (bench/grouped_harness.py AGREE_TOL) and against the fp32 product (the
-key's normwise bound, bench/grouped_rows.py), and the fastest gated instance that beats torch by
+With --lib libgemmtune_grouped.so --db OUT.db [--threshold PCT], each own instance's output
+is gated against torch's (harness.py AGREE_TOL) and against the fp32 product (the key's normwise
+bound, rows.py), and the fastest gated instance that beats torch by
 more than max(PCT, torch's spread) (PCT: tune's default 3) becomes a row of OUT.db, provider
 grouped; a key it does not win is "unchanged". One line per key in the layout of tune's table.
-Combine OUT.db with tune's DB: gemmtune merge OUT.db tuned.db -o final.db.
+--results FILE adds one tab-separated line per key for the caller (tune): the shapes file's line,
+the outcome (improved, unchanged, failed, skipped), baseline and best times in us (0: none), the
+winner (provider/instance, or -) and the note. --lines L,... races only those lines of the file.
 
-Exit status: 0; 1 when a key failed (torch or every launch); 77 no CUDA device; 2 usage.
+Exit status: 0; 1 when a key failed (torch or every launch); 77 no CUDA device; 3 torch cannot
+be imported; 2 usage.
 """
 import argparse
 import statistics
 import sys
 
-import torch
+try:
+    import torch
+except ImportError as _e:  # the caller (tune) reports this as the keys' reason
+    sys.stderr.write("gemmtune.grouped: torch cannot be imported: %s\n" % _e)
+    sys.exit(3)
 
-import grouped_rows as gr
-from grouped_harness import (AGREE_TOL, decode_tile_hopeless, load_lib, rel_err,
-                             time_graph_samples)
+from . import rows as gr
+from .harness import AGREE_TOL, decode_tile_hopeless, load_lib, rel_err, time_graph_samples
 
 
 class Operands:
@@ -167,23 +174,52 @@ def sm_clock():
         return 0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+class Results:
+    """The --results file: one tab-separated line per key (tabs and newlines in notes become
+    spaces), flushed as each key ends, so a caller that stops the race keeps what it finished."""
+
+    def __init__(self, path):
+        self.f = open(path, "w") if path else None
+
+    def add(self, line, outcome, base_us=0.0, best_us=0.0, winner="-", note=""):
+        if self.f:
+            clean = " ".join(str(note).split())
+            self.f.write("%d\t%s\t%.3f\t%.3f\t%s\t%s\n" % (line, outcome, base_us or 0.0,
+                                                         best_us or 0.0, winner, clean))
+            self.f.flush()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m gemmtune.grouped",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("shapes")
     ap.add_argument("--rounds", type=int, default=15, help="graph replays timed per candidate")
     ap.add_argument("--reps", type=int, default=20, help="calls per operand set per replay")
-    ap.add_argument("--lib", help="libgt_grouped_bench.so: race the own instances too")
+    ap.add_argument("--lib", help="libgemmtune_grouped.so: race the own instances too")
     ap.add_argument("--db", help="with --lib: write the rows won here")
     ap.add_argument("--threshold", type=float, default=gr.DEFAULT_THRESHOLD_PCT,
                     help="percent an own instance must beat torch by (default %(default)g, "
                     "as tune; torch's spread raises it)")
-    a = ap.parse_args()
+    ap.add_argument("--lines", help="race only these lines of the shapes file (comma-separated)")
+    ap.add_argument("--device", type=int, default=0, help="CUDA device (default 0)")
+    ap.add_argument("--results", help="one tab-separated line per key here (see above)")
+    a = ap.parse_args(argv)
     if bool(a.lib) != bool(a.db):
         ap.error("--lib and --db go together")
+    try:
+        want = set(int(x) for x in a.lines.split(",")) if a.lines else None
+    except ValueError:
+        ap.error("--lines: a comma-separated list of line numbers, not %r" % a.lines)
     if not torch.cuda.is_available():
-        print("grouped_race: no CUDA device: skipped")
+        print("gemmtune.grouped: no CUDA device: skipped")
         return 77
-    props = torch.cuda.get_device_properties(0)
+    if not 0 <= a.device < torch.cuda.device_count():
+        print("gemmtune.grouped: no CUDA device %d (this process sees %d)" % (
+            a.device, torch.cuda.device_count()))
+        return 77
+    torch.cuda.set_device(a.device)
+    out = Results(a.results)
+    props = torch.cuda.get_device_properties(a.device)
     arch, sms = "sm_%d%d" % (props.major, props.minor), props.multi_processor_count
     mem_gib = props.total_memory >> 30  # gt_db_mem_gib: GiB rounded down
     l2 = props.L2_cache_size
@@ -193,27 +229,33 @@ def main():
         print(gr.TABLE_HEADER)
     rows, counts, rc = [], {"improved": 0, "unchanged": 0, "failed": 0, "skipped": 0}, 0
     for line, shape_row in gr.grouped_keys(a.shapes):
+        if want is not None and line not in want:
+            continue
         try:
             cells = gr.key_cells(shape_row)
         except gr.RowError as e:
             print("key %d: skipped: %s" % (line, e))
+            out.add(line, "skipped", note=e)
             counts["skipped"] += 1
             continue
         # A row is a claim about the device it was measured on: keys of another one are not raced.
         if lib and (cells["arch"], int(cells["sm_count"])) != (arch, sms):
-            print("key %d: skipped: captured on %s with %s SMs, this device is %s with %d" % (
-                line, cells["arch"], cells["sm_count"], arch, sms))
+            why = "captured on %s with %s SMs, this device is %s with %d" % (
+                cells["arch"], cells["sm_count"], arch, sms)
+            print("key %d: skipped: %s" % (line, why))
+            out.add(line, "skipped", note=why)
             counts["skipped"] += 1
             continue
-        ops = Operands(cells, sets_for(cells, l2))
-        iters = a.reps * len(ops.sets)
         try:
+            ops = Operands(cells, sets_for(cells, l2))
+            iters = a.reps * len(ops.sets)
             ref32 = ops.fp32_ref()
             ref_torch = ops.torch_call(0).clone()
             err = normwise(ref_torch, ref32)
             base_us, base_spread = summary(time_graph_samples(ops.torch_call, iters, a.rounds))
         except RuntimeError as e:
             print("key %d: failed: torch._grouped_mm: %s" % (line, e))
+            out.add(line, "failed", note="torch._grouped_mm: %s" % e)
             counts["failed"] += 1
             rc = 1
             continue
@@ -223,7 +265,16 @@ def main():
                                 base_spread, err), flush=True)
             continue
         notes = []
-        results = race_own(lib, names, ops, ref32, ref_torch, iters, a.rounds, notes.append)
+        try:
+            results = race_own(lib, names, ops, ref32, ref_torch, iters, a.rounds, notes.append)
+        except RuntimeError as e:  # a CUDA error in torch's timing of an own kernel
+            print("key %d: failed: %s" % (line, e))
+            out.add(line, "failed", base_us, note=str(e))
+            counts["failed"] += 1
+            rc = 1
+            del ops, ref32, ref_torch
+            torch.cuda.empty_cache()
+            continue
         try:
             row, outcome, best, note = gr.decide(cells, base_us, base_spread, results,
                                                  a.threshold, a.rounds, props.name, mem_gib,
@@ -233,7 +284,11 @@ def main():
             rc = 1
         if row:
             rows.append(row)
+            # Written as each row is won: a race stopped later keeps the rows it finished.
+            gr.write_db(a.db, rows, props.name, {"torch": torch.__version__})
         counts[outcome] += 1
+        out.add(line, outcome, base_us, best["time_us"] if best else 0.0,
+                "%s/%s" % (row["provider"], row["instance"]) if row else "-", note)
         for text in gr.table_lines(line, cells, base_us, best, outcome, row, note):
             print(text)
         for text in notes:
@@ -247,7 +302,3 @@ def main():
             counts["improved"], counts["unchanged"], counts["failed"], counts["skipped"], a.db,
             len(rows)))
     return rc
-
-
-if __name__ == "__main__":
-    sys.exit(main())

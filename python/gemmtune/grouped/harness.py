@@ -1,6 +1,6 @@
 """The one harness that races own grouped kernels against torch._grouped_mm in a torch process,
-shared by bench/grouped_vs_torch.py (the MoE model table) and bench/grouped_race.py (the keys of
-a shapes file, writing DB rows): the ctypes surface of libgt_grouped_bench.so (bench/grouped_lib.c),
+shared by bench/grouped_vs_torch.py (the MoE model table) and race.py (the keys of a shapes file,
+writing DB rows): the ctypes surface of libgemmtune_grouped.so (src/kernels/gt_grouped_lib.c),
 the cold CUDA-graph timing, the output comparison and the rule that skips decode tiles on
 problems they cannot win. Kept in one place so both scripts time and gate the same way."""
 import ctypes
@@ -15,7 +15,7 @@ AGREE_TOL = 2e-2
 
 
 def load_lib(path):
-    """libgt_grouped_bench.so with its function types set (pointers are device addresses as
+    """libgemmtune_grouped.so with its function types set (pointers are device addresses as
     integers, the stream a cudaStream_t)."""
     lib = ctypes.CDLL(path)
     lib.gtgb_count.restype = ctypes.c_int

@@ -1,6 +1,6 @@
 """The grouped_mm rows of a gemmtune DB, without torch: which keys of a shapes file are tunable,
 the key cells a row must carry, the gate's bound, and the writer of a DB file in the current
-format (src/core/gt_db.h: format 3, the fp8 key columns last). bench/grouped_race.py times and
+format (src/core/gt_db.h: format 3, the fp8 key columns last). race.py times and
 gates; this module turns its results into rows, and a CPU test drives it with fake timings
 (tests/cli/test_grouped_rows.sh), so nothing here may import torch.
 
