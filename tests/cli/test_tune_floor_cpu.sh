@@ -27,7 +27,7 @@ expect_grep "the host's roof is one the cpu has (the cpu space has nothing to wi
   '\| search: quick pass; stopped: space exhausted: the full space holds nothing the quick pass did not race'
 expect_grep "the summary gives the tuned geomean" '^Tuned geomean: [0-9.]+x over 2 searched shapes'
 expect_grep "the summary counts the rules" '^Search stopped by: space exhausted 2 \(0 widenings in all\)'
-grep -q '^op,.*,device_mem_gib,floor_us,floor_bound,floor_pct,scale_a,scale_b,fast_accum,scale_d,amax_d$' "$TMP/t.db" && ok "the DB header has the floor columns, then the fp8 key columns" \
+grep -q '^op,.*,device_mem_gib,floor_us,floor_bound,floor_pct,scale_a,scale_b,fast_accum,scale_d,amax_d,live,live_us,live_baseline_us,live_speedup$' "$TMP/t.db" && ok "the DB header has the floor columns, then the fp8 key columns, then the live ones" \
   || bad "no floor columns in the DB header" "$(head -5 "$TMP/t.db")"
 awk -F, '$1=="gemm" { n++; if (!($41 > 0) || ($42 != "bandwidth" && $42 != "compute")) bad=1;
   want = 100 * $41 / $27; if ($43 < 0.999 * want || $43 > 1.001 * want) bad=1 }
