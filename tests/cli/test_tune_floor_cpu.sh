@@ -35,7 +35,7 @@ awk -F, '$1=="gemm" { n++; if (!($41 > 0) || ($42 != "bandwidth" && $42 != "comp
   || bad "a row's floor columns are wrong" "$(cat "$TMP/t.db")"
 expect_exit 0 "tune --format csv" "$GT" tune --cpu --rounds 3 --format csv "$shapes" -o "$TMP/csv.db"
 expect_grep "csv carries the floor and the search" \
-  '^shape,label,mapping,baseline_us,best_us,speedup,outcome,winner,note,floor_us,floor_bound,baseline_floor_pct,winner_floor_pct,search_stop,widenings,search$'
+  '^shape,label,mapping,baseline_us,best_us,speedup,outcome,winner,note,floor_us,floor_bound,baseline_floor_pct,winner_floor_pct,search_stop,widenings,search,live,live_us,live_baseline_us,live_speedup$'
 expect_grep "csv rows say the rule" ',space exhausted,0,search: quick pass'
 expect_exit 0 "tune --format json" "$GT" tune --cpu --rounds 3 --format json "$shapes" -o "$TMP/json.db"
 expect_grep "json carries the winner's share of the floor" '"winner_floor_pct": *[0-9.]+'
