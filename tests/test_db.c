@@ -72,13 +72,18 @@ static void make_db(gt_db_t *db) {
   gt_db_init(db);
   assert_int_equal(gt_db_set_validator(db, "gemmtune", "0.1.0"), GT_OK);
   assert_int_equal(gt_db_set_validator(db, "created", "2026-11-29T10:00:00Z"), GT_OK);
+  /* Each row records another outcome of its live confirmation: line 5 confirmed (with its live
+   * times), line 6 skipped, line 7 off. */
   gt_db_row_t r = make_row(4096, 16, 4096, "gt_sm90_decode_bf16_tn_r4_ks512_v8_s2", 10.5, 12.25,
                            "cold-graph");
+  gt_db_row_set_live(&r, GT_LIVE_CONFIRMED, 10.75, 12.125);
   assert_int_equal(gt_db_put(db, &r), GT_OK);
   r = make_row(4096, 2624, 4096, "gt_sm90_wgmma_bf16_tn_t128x128x64_s4", 150.125, 171.5,
                "cold-graph");
+  gt_db_row_set_live(&r, GT_LIVE_SKIPPED, 0, 0);
   assert_int_equal(gt_db_put(db, &r), GT_OK);
   r = make_row(8192, 128, 1024, "gt_sm90_mma_bf16_tn_t64x64x32_s3", 20.25, 21.5, "warm-graph");
+  gt_db_row_set_live(&r, GT_LIVE_OFF, 0, 0);
   assert_int_equal(gt_db_put(db, &r), GT_OK);
 }
 
@@ -140,6 +145,10 @@ static void assert_rows_equal(const gt_db_row_t *a, const gt_db_row_t *b) {
   assert_true(fabs(a->floor_us - b->floor_us) <= 1e-8 * a->floor_us);
   assert_int_equal(a->floor_bound, b->floor_bound);
   assert_true(fabs(a->floor_pct - b->floor_pct) <= 1e-5 * a->floor_pct);
+  assert_int_equal(a->live, b->live);
+  assert_true(fabs(a->live_us - b->live_us) <= 1e-8 * a->live_us);
+  assert_true(fabs(a->live_baseline_us - b->live_baseline_us) <= 1e-8 * a->live_baseline_us);
+  assert_true(fabs(a->live_speedup - b->live_speedup) <= 1e-5 * a->live_speedup);
 }
 
 /* ---- round trip --------------------------------------------------------------------------- */
@@ -178,17 +187,18 @@ static void test_round_trip_equal(void **state) {
   rm_dir(dir);
 }
 
-static void test_header_has_48_columns_in_order(void **state) {
+static void test_header_has_52_columns_in_order(void **state) {
   const char *h = gt_db_header();
   int commas = 0;
   for (const char *q = h; *q; q++) commas += *q == ',';
   assert_int_equal(commas + 1, GT_DB_NCOLS);
-  assert_int_equal(GT_DB_NCOLS, 48);
+  assert_int_equal(GT_DB_NCOLS, 52);
   assert_memory_equal(h, "op,a_type,b_type,", 17);
   const char *tail = "sm_count,provider,lib,instance,time_us,baseline_us,speedup,error,error_bound,"
                      "timing,rounds,spread_pct,sm_clock_mhz,splitk_searched,throttled,baseline,"
                      "device,device_mem_gib,floor_us,floor_bound,floor_pct,"
-                     "scale_a,scale_b,fast_accum,scale_d,amax_d";
+                     "scale_a,scale_b,fast_accum,scale_d,amax_d,"
+                     "live,live_us,live_baseline_us,live_speedup";
   assert_string_equal(h + strlen(h) - strlen(tail), tail);
 }
 
@@ -220,9 +230,10 @@ static void test_older_db_reads(void **state) {
   assert_int_equal(gt_db_write(&db, p), GT_OK);
   char *text = gt_test_read_file(p);
   assert_non_null(strstr(text, gt_db_header()));
-  /* Written back as format 3: the device from the #device line, memory and floor unknown, no
-   * fp8 scaling. */
-  assert_non_null(strstr(text, ",cublas_gemmex_default,NVIDIA H200,0,0,-,0,none,none,0,0,0\n"));
+  /* Written back as format 4: the device from the #device line, memory and floor unknown, no
+   * fp8 scaling, no live confirmation. */
+  assert_non_null(
+      strstr(text, ",cublas_gemmex_default,NVIDIA H200,0,0,-,0,none,none,0,0,0,-,0,0,0\n"));
   assert_string_equal(db.rows[0].device, "NVIDIA H200");
   assert_int_equal(db.rows[0].device_mem_gib, 0);
   assert_int_equal(gt_db_read(p, &back), GT_OK);
@@ -261,13 +272,51 @@ static void test_format2_db_reads(void **state) {
   const char *p = gt_test_path(dir, "v3.db");
   assert_int_equal(gt_db_write(&db, p), GT_OK);
   char *text = gt_test_read_file(p);
-  assert_memory_equal(text, "#gemmtune-db 3\n", 15);
-  assert_non_null(strstr(text, ",NVIDIA H200,139,0,-,0,none,none,0,0,0\n"));
+  assert_memory_equal(text, "#gemmtune-db 4\n", 15);
+  assert_non_null(strstr(text, ",NVIDIA H200,139,0,-,0,none,none,0,0,0,-,0,0,0\n"));
   assert_int_equal(gt_db_read(p, &back), GT_OK);
   assert_rows_equal(&db.rows[0], &back.rows[0]);
   /* The key of a format-2 row is the key that row was tuned for: a bf16 lookup hits it. */
   gt_problem_t k = db.rows[0].key;
   assert_non_null(gt_db_lookup(&back, &k));
+  free(text);
+  gt_db_free(&db);
+  gt_db_free(&back);
+  rm_dir(dir);
+}
+
+/* A format-3 file (before the live confirmation; what every DB was until it): it reads, its rows
+ * recording no confirmation, and is written back as format 4 with the live columns '-' and
+ * zeros, which read again to the same rows. */
+static void test_format3_db_reads(void **state) {
+  (void)state;
+  char v3[4096];
+  snprintf(v3, sizeof v3,
+           "#gemmtune-db 3\n#gemmtune=0.1.0\n"
+           "op,a_type,b_type,c_type,d_type,compute,scale_type,transa,transb,m,n,k,lda,ldb,ldc,"
+           "batch,stride_a,stride_b,stride_c,epilogue,beta_zero,arch,sm_count,provider,lib,"
+           "instance,time_us,baseline_us,speedup,error,error_bound,timing,rounds,spread_pct,"
+           "sm_clock_mhz,splitk_searched,throttled,baseline,device,device_mem_gib,floor_us,"
+           "floor_bound,floor_pct,scale_a,scale_b,fast_accum,scale_d,amax_d\n"
+           "gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,1,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,"
+           "132,kernels,gemmtune-kernels=1,gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4,10.256889,"
+           "12.5982223,1.22827,0.0016691,0.00784302,cold-graph,15,0.475405,1980,1,0,"
+           "cublas_gemmex_default,NVIDIA H200,139,6.99392,bandwidth,68.1875,none,none,0,0,0\n");
+  gt_db_t db, back;
+  assert_int_equal(gt_db_parse("v3.db", v3, &db), GT_OK);
+  assert_int_equal(db.n, 1);
+  assert_int_equal(db.rows[0].live, GT_LIVE_NONE);
+  assert_true(db.rows[0].live_us == 0 && db.rows[0].live_baseline_us == 0 &&
+              db.rows[0].live_speedup == 0);
+  assert_int_equal(db.rows[0].floor_bound, GT_BOUND_BANDWIDTH);
+  const char *dir = gt_test_tmpdir();
+  const char *p = gt_test_path(dir, "v4.db");
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  char *text = gt_test_read_file(p);
+  assert_memory_equal(text, "#gemmtune-db 4\n", 15);
+  assert_non_null(strstr(text, ",68.1875,none,none,0,0,0,-,0,0,0\n"));
+  assert_int_equal(gt_db_read(p, &back), GT_OK);
+  assert_rows_equal(&db.rows[0], &back.rows[0]);
   free(text);
   gt_db_free(&db);
   gt_db_free(&back);
@@ -378,9 +427,22 @@ typedef struct bad_case {
 } bad_case_t;
 
 static const bad_case_t k_bad[] = {
-    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 48",
+    {"missing columns", E_DROP_COLUMNS, 6, NULL, NULL, 0, 6, "3 columns, expected 52",
      "missing 'c_type'"},
-    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "49 columns, expected 48", "amax_d"},
+    {"extra column", E_EXTRA_COLUMN, 5, NULL, NULL, 0, 5, "53 columns, expected 52",
+     "live_speedup"},
+    {"live state not a word of ours", E_SET_CELL, 5, "live", "yes", 0, 5, "field 'live'",
+     "expected confirmed, off, skipped or -"},
+    {"confirmed without live times", E_SET_CELL, 5, "live_us", "0", 0, 5, "field 'live_us'",
+     "must be > 0 when confirmed"},
+    {"confirmed slower live than the entry point", E_SET_CELL, 5, "live_us", "13", 0, 5,
+     "field 'live_us'", "not below live_baseline_us"},
+    {"live speedup inconsistent", E_SET_CELL, 5, "live_speedup", "2", 0, 5,
+     "field 'live_speedup'", "does not match live_baseline_us/live_us"},
+    {"live times on a skipped row", E_SET_CELL, 6, "live_us", "140", 0, 6, "field 'live_us'",
+     "without a confirmation (live 'skipped'"},
+    {"live speedup on a row never confirmed", E_SET_CELL, 7, "live_speedup", "1.1", 0, 7,
+     "field 'live_us'", "without a confirmation (live 'off'"},
     {"floor share inconsistent", E_SET_CELL, 5, "floor_pct", "50", 0, 5, "field 'floor_pct'",
      "does not match 100 * floor_us / time_us"},
     {"floor without a bound", E_SET_CELL, 6, "floor_bound", "-", 0, 6, "field 'floor_bound'",
@@ -416,10 +478,12 @@ static const bad_case_t k_bad[] = {
      "exceeds error_bound"},
     {"duplicate key", E_COPY_LINE, 7, NULL, NULL, 5, 7, "duplicate key (same as line 5)", NULL},
     {"wrong format line", E_REPLACE_LINE, 1, NULL, "op,a_type", 0, 1, "not a gemmtune DB",
-     "expected '#gemmtune-db 3', got 'op,a_type'"},
-    {"future format version", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 4", 0, 1,
-     "unsupported DB format version '4'", NULL},
-    {"format 2 line over a format-3 header", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 2", 0, 4,
+     "expected '#gemmtune-db 4', got 'op,a_type'"},
+    {"future format version", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 5", 0, 1,
+     "unsupported DB format version '5'", NULL},
+    {"format 3 line over a format-4 header", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 3", 0, 4,
+     "unexpected extra column 'live' after 'amax_d'", "format-3 file has no live columns"},
+    {"format 2 line over a format-4 header", E_REPLACE_LINE, 1, NULL, "#gemmtune-db 2", 0, 4,
      "unexpected extra column 'scale_a' after 'floor_pct'", "format-2 file has no fp8 key"},
     {"unknown scale mode", E_SET_CELL, 5, "scale_a", "rowwise", 0, 5, "field 'scale_a'",
      "unknown scale mode 'rowwise'"},
@@ -890,7 +954,7 @@ static void test_merge(void **state) {
  * the #device line and record no memory; written back, it is a format-2 file. */
 static void test_format1_still_read(void **state) {
   char *good = good_text();
-  /* Cut the device, floor and fp8 key columns off every line after the format line. */
+  /* Cut the device, floor, fp8 key and live columns off every line after the format line. */
   gt_textbuf_t b = {0};
   gt_textbuf_printf(&b, "%s\n#device=NVIDIA H200\n", GT_DB_FORMAT_LINE_V1);
   const char *p = strchr(good, '\n') + 1;
@@ -899,7 +963,7 @@ static void test_format1_still_read(void **state) {
     int len = (int)(nl - p);
     if (*p != '#') {
       const char *cut = p + len;
-      for (int k = 0; k < 10; k++)
+      for (int k = 0; k < 14; k++)
         while (cut > p && *--cut != ',') {}
       len = (int)(cut - p);
     }
@@ -923,7 +987,8 @@ static void test_format1_still_read(void **state) {
   assert_int_equal(gt_db_write(&db, out), GT_OK);
   char *text = gt_test_read_file(out);
   assert_memory_equal(text, GT_DB_FORMAT_LINE "\n", strlen(GT_DB_FORMAT_LINE) + 1);
-  assert_non_null(strstr(text, ",cublasGemmEx_default,NVIDIA H200,0,0,-,0,none,none,0,0,0\n"));
+  assert_non_null(
+      strstr(text, ",cublasGemmEx_default,NVIDIA H200,0,0,-,0,none,none,0,0,0,-,0,0,0\n"));
   free(text);
   gt_db_free(&db);
   /* Without a #device line the rows record no device at all. */
@@ -1179,6 +1244,63 @@ static void test_kept_lines(void **state) {
   gt_db_free(&other);
 }
 
+/* Every live state survives write -> read, with its numbers where it has them, and merge carries
+ * them with the row it keeps (the winning row's confirmation, not the other's). */
+static void test_live_round_trip_and_merge(void **state) {
+  (void)state;
+  gt_db_t db, back;
+  make_db(&db);
+  gt_db_row_t none = make_row(1024, 1, 1024, "gt_sm90_decode_bf16_tn_r4_ks512_v8_s2", 3.0, 4.0,
+                              "cold-graph");
+  assert_int_equal(gt_db_put(&db, &none), GT_OK);
+  const char *dir = gt_test_tmpdir();
+  const char *p = gt_test_path(dir, "live.db");
+  assert_int_equal(gt_db_write(&db, p), GT_OK);
+  assert_int_equal(gt_db_read(p, &back), GT_OK);
+  assert_int_equal(back.n, 4);
+  static const gt_live_state_t want[] = {GT_LIVE_CONFIRMED, GT_LIVE_SKIPPED, GT_LIVE_OFF,
+                                         GT_LIVE_NONE};
+  const gt_problem_t keys[] = {make_key(4096, 16, 4096), make_key(4096, 2624, 4096),
+                               make_key(8192, 128, 1024), make_key(1024, 1, 1024)};
+  for (int i = 0; i < 4; i++) {
+    const gt_db_row_t *r = gt_db_lookup(&back, &keys[i]);
+    assert_non_null(r);
+    assert_int_equal(r->live, want[i]);
+    assert_rows_equal(gt_db_lookup(&db, &keys[i]), r);
+  }
+  const gt_db_row_t *c = gt_db_lookup(&back, &keys[0]);
+  assert_true(c->live_us == 10.75 && c->live_baseline_us == 12.125);
+  assert_true(fabs(c->live_speedup - 12.125 / 10.75) <= 1e-5);
+  char *text = gt_test_read_file(p);
+  assert_non_null(strstr(text, ",confirmed,10.75,12.125,1.12791\n"));
+  assert_non_null(strstr(text, ",skipped,0,0,0\n"));
+  assert_non_null(strstr(text, ",off,0,0,0\n"));
+  assert_non_null(strstr(text, ",-,0,0,0\n"));
+  free(text);
+  /* A state other than confirmed never carries numbers. */
+  gt_db_row_t r = make_row(64, 64, 64, "x", 1, 2, "cold-graph");
+  gt_db_row_set_live(&r, GT_LIVE_SKIPPED, 1.0, 2.0);
+  assert_true(r.live_us == 0 && r.live_baseline_us == 0 && r.live_speedup == 0);
+  assert_int_equal(gt_db_row_check(&r), GT_OK);
+  /* merge: src's faster row for the confirmed key wins, and brings its own confirmation. */
+  gt_db_t src;
+  gt_db_init(&src);
+  gt_db_row_t faster = make_row(4096, 16, 4096, "src_inst", 9.0, 12.25, "cold-graph");
+  gt_db_row_set_live(&faster, GT_LIVE_CONFIRMED, 9.5, 12.5);
+  assert_int_equal(gt_db_put(&src, &faster), GT_OK);
+  lines_t rep = {0};
+  assert_int_equal(gt_db_merge(&back, &src, false, false, collect, &rep), GT_OK);
+  const gt_db_row_t *m = gt_db_lookup(&back, &keys[0]);
+  assert_string_equal(m->instance, "src_inst");
+  assert_int_equal(m->live, GT_LIVE_CONFIRMED);
+  assert_true(m->live_us == 9.5 && m->live_baseline_us == 12.5);
+  assert_int_equal(gt_db_lookup(&back, &keys[1])->live, GT_LIVE_SKIPPED);
+  gt_db_free(&src);
+  gt_db_free(&db);
+  gt_db_free(&back);
+  rm_dir(dir);
+}
+
 static void test_validator_names_checked(void **state) {
   gt_db_t db;
   gt_db_init(&db);
@@ -1194,7 +1316,9 @@ static void test_validator_names_checked(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_header_has_48_columns_in_order),
+      cmocka_unit_test(test_header_has_52_columns_in_order),
+      cmocka_unit_test(test_format3_db_reads),
+      cmocka_unit_test(test_live_round_trip_and_merge),
       cmocka_unit_test(test_format2_db_reads),
       cmocka_unit_test(test_fp8_keys_round_trip),
       cmocka_unit_test(test_older_db_reads),

@@ -43,16 +43,25 @@ const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT] = {
     {"floor_us", GT_DB_COL_TIME, ROW_MEMBER(floor_us)},
     {"floor_bound", GT_DB_COL_BOUND, ROW_MEMBER(floor_bound)},
     {"floor_pct", GT_DB_COL_DBL, ROW_MEMBER(floor_pct)},
+    /* Format 4: written after the fp8 key fields (a format-3 row ends before them). */
+    {"live", GT_DB_COL_LIVE, ROW_MEMBER(live)},
+    {"live_us", GT_DB_COL_TIME, ROW_MEMBER(live_us)},
+    {"live_baseline_us", GT_DB_COL_TIME, ROW_MEMBER(live_baseline_us)},
+    {"live_speedup", GT_DB_COL_DBL, ROW_MEMBER(live_speedup)},
 };
 
+/* Column c's place: [0, KEY_V2) the pre-fp8 key, [KEY_V2, NCOLS_V2) the first results,
+ * [NCOLS_V2, NCOLS_V3) the fp8 key fields, [NCOLS_V3, NCOLS) the live results. */
 int gt_db_col_key_field(int c) {
   if (c < GT_KEY_NFIELDS_V2) return c;
   if (c < GT_DB_NCOLS_V2) return -1;
-  return c < GT_DB_NCOLS ? GT_KEY_NFIELDS_V2 + (c - GT_DB_NCOLS_V2) : -1;
+  return c < GT_DB_NCOLS_V3 ? GT_KEY_NFIELDS_V2 + (c - GT_DB_NCOLS_V2) : -1;
 }
 
 int gt_db_col_result(int c) {
-  return c >= GT_KEY_NFIELDS_V2 && c < GT_DB_NCOLS_V2 ? c - GT_KEY_NFIELDS_V2 : -1;
+  if (c >= GT_KEY_NFIELDS_V2 && c < GT_DB_NCOLS_V2) return c - GT_KEY_NFIELDS_V2;
+  if (c >= GT_DB_NCOLS_V3 && c < GT_DB_NCOLS) return GT_DB_NRESULT_V3 + (c - GT_DB_NCOLS_V3);
+  return -1;
 }
 
 const char *gt_db_col_name(int c) {
@@ -60,7 +69,7 @@ const char *gt_db_col_name(int c) {
   return f >= 0 ? gt_key_field_names[f] : r >= 0 ? gt_db_result_cols[r].name : "?";
 }
 
-static char g_header[2048], g_header_v2[2048], g_header_v1[2048];
+static char g_header[2048], g_header_v3[2048], g_header_v2[2048], g_header_v1[2048];
 static pthread_once_t g_header_once = PTHREAD_ONCE_INIT;
 
 static void header_join(char *out, size_t cap, int ncols) {
@@ -71,8 +80,14 @@ static void header_join(char *out, size_t cap, int ncols) {
 
 static void header_build(void) {
   header_join(g_header, sizeof g_header, GT_DB_NCOLS);
+  header_join(g_header_v3, sizeof g_header_v3, GT_DB_NCOLS_V3);
   header_join(g_header_v2, sizeof g_header_v2, GT_DB_NCOLS_V2);
   header_join(g_header_v1, sizeof g_header_v1, GT_DB_NCOLS_V1);
+}
+
+const char *gt_db_header_v3(void) {
+  pthread_once(&g_header_once, header_build);
+  return g_header_v3;
 }
 
 const char *gt_db_header_v2(void) {

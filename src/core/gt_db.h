@@ -1,6 +1,6 @@
 /* The tuned DB: plain CSV, diffable and mergeable.
  *
- *   #gemmtune-db 2                       <- format line, exactly, first
+ *   #gemmtune-db 4                       <- format line, exactly, first
  *   #gemmtune=0.1.0                      <- validator lines: name=value facts the rows depend on
  *   #created=2026-11-29T10:00:00Z
  *   op,a_type,...,sm_count,provider,lib,instance,...   <- header row, exactly gt_db_header()
@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "gt_fileio.h" /* gt_file_write_atomic, which gt_db_write uses */
+#include "gt_live.h"
 #include "gt_problem.h"
 #include "gt_roofline.h"
 #include "gt_status.h"
@@ -31,7 +32,11 @@
 extern "C" {
 #endif
 
-#define GT_DB_FORMAT_LINE "#gemmtune-db 3"
+#define GT_DB_FORMAT_LINE "#gemmtune-db 4"
+/* Format 3 (before the live confirmation): the same file without the last four columns (live,
+ * live_us, live_baseline_us, live_speedup; the header ends at 'amax_d'). Still read: its rows
+ * record no confirmation (GT_LIVE_NONE), which is what every row of such a file had. */
+#define GT_DB_FORMAT_LINE_V3 "#gemmtune-db 3"
 /* Format 2 (before fp8 scaling was part of the key): the same file without the last five
  * columns (the fp8 key fields scale_a, scale_b, fast_accum, scale_d, amax_d; the header ends at
  * 'floor_pct'). Still read: its rows are keys without fp8 scaling (those fields at their
@@ -43,12 +48,15 @@ extern "C" {
  * (when it has one) and no memory size, so they apply by what they record (gt_db_row_fit), and
  * their floors are unknown. */
 #define GT_DB_FORMAT_LINE_V1 "#gemmtune-db 1"
-/* Columns per row: the first GT_KEY_NFIELDS_V2 key fields, the 20 result columns, then the fp8
- * key fields (appended in format 3, so a format-2 row is a format-3 row cut short, as a format-1
- * row is a format-2 row cut short). */
-#define GT_DB_NRESULT 20
+/* Columns per row: the first GT_KEY_NFIELDS_V2 key fields, the first 20 result columns, the fp8
+ * key fields (appended in format 3), then the live confirmation's 4 result columns (appended in
+ * format 4). Each older format is the newer one cut short: a format-3 row ends at the fp8 key
+ * fields, a format-2 row at the 20th result column, a format-1 row at the 15th. */
+#define GT_DB_NRESULT 24
+#define GT_DB_NRESULT_V3 20 /* the result columns before the fp8 key fields */
 #define GT_DB_NCOLS (GT_KEY_NFIELDS + GT_DB_NRESULT)
-#define GT_DB_NCOLS_V2 (GT_KEY_NFIELDS_V2 + GT_DB_NRESULT)
+#define GT_DB_NCOLS_V3 (GT_KEY_NFIELDS + GT_DB_NRESULT_V3)
+#define GT_DB_NCOLS_V2 (GT_KEY_NFIELDS_V2 + GT_DB_NRESULT_V3)
 #define GT_DB_NCOLS_V1 (GT_KEY_NFIELDS_V2 + 15)
 /* Longest product name a row records (cudaDeviceProp.name is cut here). */
 #define GT_DB_DEVICE_MAX 64
@@ -78,6 +86,13 @@ typedef struct gt_db_row {
                           a row of an older file, or no roof known) */
   gt_bound_t floor_bound; /* what sets it: "bandwidth" / "compute" ("-" when unknown) */
   double floor_pct;    /* the winner's share of it, 100 * floor_us / time_us (0 unknown) */
+  /* The live confirmation (gt_live.h): the winner re-timed through the path an application takes
+   * before the row was written. CONFIRMED: the three numbers are that replay's (live_us below
+   * live_baseline_us, live_speedup their ratio); any other state: all three 0. */
+  gt_live_state_t live;
+  double live_us;          /* the runtime engine serving the row, median per call */
+  double live_baseline_us; /* the unmodified entry point the key was issued through */
+  double live_speedup;     /* live_baseline_us / live_us */
 } gt_db_row_t;
 
 typedef struct gt_db_validator {
@@ -119,7 +134,8 @@ const char *gt_db_header(void);
  * last line lacks its newline is rejected as truncated. A row whose time is not below its
  * baseline is malformed. CRLF line endings are accepted. A format-1 file (GT_DB_FORMAT_LINE_V1,
  * its header without the device and floor columns) reads too: its rows' device is the file's
- * #device line, their memory size and floors unknown. */
+ * #device line, their memory size and floors unknown; formats 2 and 3 read as their comments
+ * above say (a format-3 row records no live confirmation). */
 gt_status_t gt_db_read(const char *path, gt_db_t *db);
 /* Parse NUL-terminated text (name used in messages and stored as db->path). Same rules. */
 gt_status_t gt_db_parse(const char *name, const char *text, gt_db_t *db);
@@ -129,9 +145,11 @@ gt_status_t gt_db_parse_buf(const char *name, const char *text, size_t len, gt_d
 /* Check one row as the reader and writer do: key valid (gt_problem_validate), string fields
  * non-empty, fitting and free of ',', '"', CR and LF, times finite and > 0, time_us below
  * baseline_us, speedup matching baseline_us / time_us (1e-4 relative), 0 <= error <= error_bound,
- * rounds >= 1, spread_pct >= 0, sm_clock_mhz >= 0, and the floor either unknown (floor_us 0,
+ * rounds >= 1, spread_pct >= 0, sm_clock_mhz >= 0, the floor either unknown (floor_us 0,
  * bound NONE, floor_pct 0) or known (floor_us > 0, a bound, floor_pct matching 100 * floor_us /
- * time_us). GT_ERR_DATA naming the field otherwise. */
+ * time_us), and the live confirmation either confirmed (live_us > 0 and below live_baseline_us,
+ * live_speedup matching their ratio) or not (the three 0). GT_ERR_DATA naming the field
+ * otherwise. */
 gt_status_t gt_db_row_check(const gt_db_row_t *row);
 
 /* Write atomically (gt_file_write_atomic). Rows are sorted by key text for stable diffs.
@@ -161,6 +179,12 @@ const char *gt_db_get_kept(const gt_db_t *db, const gt_problem_t *key);
 size_t gt_db_drop_kept_with_rows(gt_db_t *db);
 /* Whether a validator name is a kept line's. */
 bool gt_db_is_kept_name(const char *name);
+
+/* Record in row what its live confirmation found: state (gt_live_decide's), and for
+ * GT_LIVE_CONFIRMED the replay's times (served_us with the runtime serving the row, plain_us the
+ * unmodified entry point) and their ratio; any other state zeroes the three numbers. */
+void gt_db_row_set_live(gt_db_row_t *row, gt_live_state_t state, double served_us,
+                        double plain_us);
 
 /* Insert a row, replacing an existing row with the same key. Rejects rows that fail
  * gt_db_row_check, in particular rows not faster than their baseline (GT_ERR_DATA). A speedup of 0

@@ -28,7 +28,8 @@ typedef enum gt_db_col_kind {
   GT_DB_COL_DBL,  /* double, printed %.6g */
   GT_DB_COL_INT,  /* int */
   GT_DB_COL_BOOL, /* bool, 0 or 1 */
-  GT_DB_COL_BOUND /* gt_bound_t, by gt_bound_name ("-" for none) */
+  GT_DB_COL_BOUND, /* gt_bound_t, by gt_bound_name ("-" for none) */
+  GT_DB_COL_LIVE   /* gt_live_state_t, by gt_live_state_name ("-" for none) */
 } gt_db_col_kind_t;
 
 typedef struct gt_db_col {
@@ -39,12 +40,16 @@ typedef struct gt_db_col {
 
 extern const gt_db_col_t gt_db_result_cols[GT_DB_NRESULT];
 
-/* Name of column c of a row (0-based: the pre-fp8 key fields, the results, the fp8 key fields). */
+/* Name of column c of a row (0-based: the pre-fp8 key fields, the first results, the fp8 key
+ * fields, the live results). */
 const char *gt_db_col_name(int c);
 /* The key field column c holds (an index into gt_key_field_names), or -1 for a result column. */
 int gt_db_col_key_field(int c);
 /* Index into gt_db_result_cols of column c, or -1 for a key column. */
 int gt_db_col_result(int c);
+/* The header line of a format-3 file (GT_DB_NCOLS_V3 columns: gt_db_header() cut before the live
+ * columns; no newline): read, never written. */
+const char *gt_db_header_v3(void);
 /* The header line of a format-2 file (GT_DB_NCOLS_V2 columns: gt_db_header() cut before the fp8
  * key fields; no newline): read, never written. */
 const char *gt_db_header_v2(void);

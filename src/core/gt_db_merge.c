@@ -130,14 +130,16 @@ static bool pick_b(const gt_db_row_t *a, const gt_db_row_t *b, bool *beyond, dou
   /* Every result field, not only the names: two rows of one choice can still differ (the gate's
    * error, rounds, a device one left unrecorded, the floor), and stopping at the names would keep
    * whichever was dst. */
-  gt_textbuf_printf(&ta, "%s,%s,%s,%s,%.17g,%.17g,%.17g,%d,%d,%d,%d,%s,%d,%.17g,%d,%.17g",
-                    a->provider, a->instance, a->lib, a->baseline, a->baseline_us, a->error,
-                    a->error_bound, a->rounds, a->sm_clock_mhz, a->splitk_searched, a->throttled,
-                    a->device, a->device_mem_gib, a->floor_us, (int)a->floor_bound, a->floor_pct);
-  gt_textbuf_printf(&tb, "%s,%s,%s,%s,%.17g,%.17g,%.17g,%d,%d,%d,%d,%s,%d,%.17g,%d,%.17g",
-                    b->provider, b->instance, b->lib, b->baseline, b->baseline_us, b->error,
-                    b->error_bound, b->rounds, b->sm_clock_mhz, b->splitk_searched, b->throttled,
-                    b->device, b->device_mem_gib, b->floor_us, (int)b->floor_bound, b->floor_pct);
+  gt_textbuf_printf(&ta, "%s,%s,%s,%s,%.17g,%.17g,%.17g,%d,%d,%d,%d,%s,%d,%.17g,%d,%.17g,%d,%.17g,"
+                    "%.17g", a->provider, a->instance, a->lib, a->baseline, a->baseline_us,
+                    a->error, a->error_bound, a->rounds, a->sm_clock_mhz, a->splitk_searched,
+                    a->throttled, a->device, a->device_mem_gib, a->floor_us, (int)a->floor_bound,
+                    a->floor_pct, (int)a->live, a->live_us, a->live_baseline_us);
+  gt_textbuf_printf(&tb, "%s,%s,%s,%s,%.17g,%.17g,%.17g,%d,%d,%d,%d,%s,%d,%.17g,%d,%.17g,%d,%.17g,"
+                    "%.17g", b->provider, b->instance, b->lib, b->baseline, b->baseline_us,
+                    b->error, b->error_bound, b->rounds, b->sm_clock_mhz, b->splitk_searched,
+                    b->throttled, b->device, b->device_mem_gib, b->floor_us, (int)b->floor_bound,
+                    b->floor_pct, (int)b->live, b->live_us, b->live_baseline_us);
   bool r = ta.p && tb.p && strcmp(tb.p, ta.p) < 0;
   gt_textbuf_free(&ta);
   gt_textbuf_free(&tb);

@@ -79,6 +79,33 @@ static gt_status_t floor_check(const gt_db_row_t *r) {
   return GT_OK;
 }
 
+/* The live columns: confirmed with its times (faster live than the entry point, as a row is
+ * faster than its baseline), or another state with none. */
+static gt_status_t live_check(const gt_db_row_t *r) {
+  if (r->live != GT_LIVE_CONFIRMED) {
+    if (r->live_us != 0 || r->live_baseline_us != 0 || r->live_speedup != 0)
+      return gt_err_set(GT_ERR_DATA, "field 'live_us': times (%.9g, %.9g, %.6g) without a "
+                        "confirmation (live '%s' records none: 0, 0, 0)", r->live_us,
+                        r->live_baseline_us, r->live_speedup, gt_live_state_name(r->live));
+    return GT_OK;
+  }
+  if (!(r->live_us > 0))
+    return gt_err_set(GT_ERR_DATA, "field 'live_us': must be > 0 when confirmed (got %.9g)",
+                      r->live_us);
+  if (!(r->live_baseline_us > 0))
+    return gt_err_set(GT_ERR_DATA, "field 'live_baseline_us': must be > 0 when confirmed (got "
+                      "%.9g)", r->live_baseline_us);
+  if (!(r->live_us < r->live_baseline_us))
+    return gt_err_set(GT_ERR_DATA, "field 'live_us': %.9g is not below live_baseline_us %.9g (a "
+                      "row slower live than its entry point is never kept)", r->live_us,
+                      r->live_baseline_us);
+  double want = r->live_baseline_us / r->live_us;
+  if (!(fabs(r->live_speedup - want) <= GT_DB_SPEEDUP_RTOL * want))
+    return gt_err_set(GT_ERR_DATA, "field 'live_speedup': %.6g does not match "
+                      "live_baseline_us/live_us = %.6g", r->live_speedup, want);
+  return GT_OK;
+}
+
 gt_status_t gt_db_row_check(const gt_db_row_t *r) {
   gt_status_t s = gt_problem_validate(&r->key);
   if (s != GT_OK) return gt_db_err_restatus(GT_ERR_DATA);
@@ -113,6 +140,11 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
           return gt_err_set(GT_ERR_DATA, "field '%s': not a bound (%d)", name,
                             (int)*(const gt_bound_t *)p);
         break;
+      case GT_DB_COL_LIVE:
+        if ((unsigned)*(const gt_live_state_t *)p >= GT_LIVE__COUNT)
+          return gt_err_set(GT_ERR_DATA, "field '%s': not a live state (%d)", name,
+                            (int)*(const gt_live_state_t *)p);
+        break;
     }
   }
   if (!(r->time_us > 0))
@@ -145,7 +177,8 @@ gt_status_t gt_db_row_check(const gt_db_row_t *r) {
   if (r->device_mem_gib < 0)
     return gt_err_set(GT_ERR_DATA, "field 'device_mem_gib': must be >= 0 (got %d)",
                       r->device_mem_gib);
-  return floor_check(r);
+  if ((s = floor_check(r)) != GT_OK) return s;
+  return live_check(r);
 }
 
 /* ---- reader ------------------------------------------------------------------------------- */
@@ -222,8 +255,9 @@ static gt_status_t parse_key_cells(char *const cell[GT_DB_NCOLS], int ncols, gt_
   return GT_OK;
 }
 
-/* The result cells after the pre-fp8 key (a format-1 file has fewer, and its rows keep the zero
- * defaults, an unknown floor), walked through the column table. */
+/* The result cells (a format-1 file has fewer, and its rows keep the zero defaults, an unknown
+ * floor; a format-3 file has no live cells, so its rows record no confirmation), walked through
+ * the column table. */
 static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], int ncols, gt_db_row_t *r) {
   gt_status_t s;
   for (int cc = 0; cc < ncols; cc++) {
@@ -257,18 +291,32 @@ static gt_status_t parse_result_cells(char *const cell[GT_DB_NCOLS], int ncols, 
           return gt_err_set(GT_ERR_DATA, "field '%s': expected bandwidth, compute or -, got "
                             "'%.80s'", name, v);
         break;
+      case GT_DB_COL_LIVE:
+        if (!gt_live_state_parse(v, p))
+          return gt_err_set(GT_ERR_DATA, "field '%s': expected confirmed, off, skipped or -, "
+                            "got '%.80s'", name, v);
+        break;
     }
   }
   return GT_OK;
 }
 
+/* Columns of a row of a file of format `version`. */
+static int ncols_of(int version) {
+  return version == 1   ? GT_DB_NCOLS_V1
+         : version == 2 ? GT_DB_NCOLS_V2
+         : version == 3 ? GT_DB_NCOLS_V3
+                        : GT_DB_NCOLS;
+}
+
 /* Parse one data row (line is modified in place) of a file of format `version`. A format-1 row
  * (v1_device non-NULL) has the first GT_DB_NCOLS_V1 columns only: the device is v1_device (the
  * file's #device line, or "-") with no memory, and the floor is unknown. A format-2 row has no
- * fp8 key fields: they keep their defaults (no scaling), which is what such a row tuned. */
+ * fp8 key fields: they keep their defaults (no scaling), which is what such a row tuned. A
+ * format-3 row has no live columns: no confirmation recorded. */
 static gt_status_t parse_row(char *line, gt_db_row_t *r, int version, const char *v1_device) {
   char *cell[GT_DB_NCOLS];
-  const int ncols = version == 1 ? GT_DB_NCOLS_V1 : version == 2 ? GT_DB_NCOLS_V2 : GT_DB_NCOLS;
+  const int ncols = ncols_of(version);
   gt_status_t s = split_row(line, cell, ncols);
   if (s != GT_OK) return s;
   memset(r, 0, sizeof *r);
@@ -293,6 +341,7 @@ static gt_status_t header_mismatch(char *line, int ncols) {
                         cell[c], gt_db_col_name(ncols - 1),
                         ncols == GT_DB_NCOLS_V1   ? " (a format-1 file has no device columns)"
                         : ncols == GT_DB_NCOLS_V2 ? " (a format-2 file has no fp8 key columns)"
+                        : ncols == GT_DB_NCOLS_V3 ? " (a format-3 file has no live columns)"
                                                   : "");
     if (strcmp(cell[c], gt_db_col_name(c)) != 0)
       return gt_err_set(GT_ERR_DATA, "header column %d is '%.60s', expected '%s'", c + 1, cell[c],
@@ -334,7 +383,7 @@ typedef struct reader {
   gt_db_t *db;
   enum { WANT_FORMAT, WANT_HEADER, ROWS } state;
   int version;          /* the file's format: 1 (no device or floor columns), 2 (no fp8 key
-                           columns) or 3 */
+                           columns), 3 (no live columns) or 4 */
   bool v1;              /* a format-1 file */
   char v1_device[GT_DB_DEVICE_MAX]; /* its rows' device: the #device line, or "-" */
   int ln;
@@ -343,13 +392,15 @@ typedef struct reader {
 } reader_t;
 
 static gt_status_t read_format_line(reader_t *rd, const char *line) {
-  if (strcmp(line, GT_DB_FORMAT_LINE) == 0 || strcmp(line, GT_DB_FORMAT_LINE_V2) == 0 ||
-      strcmp(line, GT_DB_FORMAT_LINE_V1) == 0) {
-    rd->v1 = strcmp(line, GT_DB_FORMAT_LINE_V1) == 0;
-    rd->version = rd->v1 ? 1 : strcmp(line, GT_DB_FORMAT_LINE_V2) == 0 ? 2 : 3;
-    rd->state = WANT_HEADER;
-    return GT_OK;
-  }
+  static const char *const k_lines[] = {GT_DB_FORMAT_LINE_V1, GT_DB_FORMAT_LINE_V2,
+                                         GT_DB_FORMAT_LINE_V3, GT_DB_FORMAT_LINE};
+  for (int v = 0; v < 4; v++)
+    if (strcmp(line, k_lines[v]) == 0) {
+      rd->version = v + 1;
+      rd->v1 = rd->version == 1;
+      rd->state = WANT_HEADER;
+      return GT_OK;
+    }
   if (strncmp(line, "#gemmtune-db ", 13) == 0)
     return gt_err_set(GT_ERR_DATA, "%s:%d: unsupported DB format version '%.20s' (this build reads '%s')",
                       rd->name, rd->ln, line + 13, GT_DB_FORMAT_LINE);
@@ -379,6 +430,7 @@ static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (line[0] == '#') return read_validator_line(rd, line);
   const char *want = rd->version == 1   ? gt_db_header_v1()
                      : rd->version == 2 ? gt_db_header_v2()
+                     : rd->version == 3 ? gt_db_header_v3()
                                         : gt_db_header();
   if (strcmp(line, want) == 0) {
     rd->state = ROWS;
@@ -393,11 +445,8 @@ static gt_status_t read_preamble_line(reader_t *rd, char *line) {
   if (strncmp(line, "op,", 3) != 0)
     return gt_err_set(GT_ERR_DATA, "%s:%d: missing header row (expected '%.40s...', got '%.60s')",
                       rd->name, rd->ln, gt_db_header(), line);
-  return gt_db_err_prefix(header_mismatch(line, rd->version == 1   ? GT_DB_NCOLS_V1
-                                                : rd->version == 2 ? GT_DB_NCOLS_V2
-                                                                   : GT_DB_NCOLS),
-                          "%s:%d: ",
-                          rd->name, rd->ln);
+  return gt_db_err_prefix(header_mismatch(line, ncols_of(rd->version)), "%s:%d: ", rd->name,
+                          rd->ln);
 }
 
 static gt_status_t read_row_line(reader_t *rd, char *line) {

@@ -27,9 +27,9 @@ static void format_key_cells(gt_textbuf_t *b, const gt_db_row_t *r, int from, in
   }
 }
 
-static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
-  format_key_cells(b, r, 0, GT_KEY_NFIELDS_V2);
-  for (int c = 0; c < GT_DB_NRESULT; c++) {
+/* Result cells [from, to) of the column table, each preceded by a comma. */
+static void format_result_cells(gt_textbuf_t *b, const gt_db_row_t *r, int from, int to) {
+  for (int c = from; c < to; c++) {
     const void *p = (const char *)r + gt_db_result_cols[c].off;
     switch (gt_db_result_cols[c].kind) {
       case GT_DB_COL_STR: gt_textbuf_printf(b, ",%s", (const char *)p); break;
@@ -39,9 +39,19 @@ static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
       case GT_DB_COL_INT: gt_textbuf_printf(b, ",%d", *(const int *)p); break;
       case GT_DB_COL_BOOL: gt_textbuf_printf(b, ",%d", *(const bool *)p ? 1 : 0); break;
       case GT_DB_COL_BOUND: gt_textbuf_printf(b, ",%s", gt_bound_name(*(const gt_bound_t *)p)); break;
+      case GT_DB_COL_LIVE:
+        gt_textbuf_printf(b, ",%s", gt_live_state_name(*(const gt_live_state_t *)p));
+        break;
     }
   }
+}
+
+/* The row in column order (gt_db_col_name): pre-fp8 key, first results, fp8 key, live results. */
+static void format_row(gt_textbuf_t *b, const gt_db_row_t *r) {
+  format_key_cells(b, r, 0, GT_KEY_NFIELDS_V2);
+  format_result_cells(b, r, 0, GT_DB_NRESULT_V3);
   format_key_cells(b, r, GT_KEY_NFIELDS_V2, GT_KEY_NFIELDS);
+  format_result_cells(b, r, GT_DB_NRESULT_V3, GT_DB_NRESULT);
   gt_textbuf_printf(b, "\n");
 }
 
@@ -111,6 +121,15 @@ gt_status_t gt_db_write(const gt_db_t *db, const char *path) {
 }
 
 /* ---- put ---------------------------------------------------------------------------------- */
+
+void gt_db_row_set_live(gt_db_row_t *row, gt_live_state_t state, double served_us,
+                        double plain_us) {
+  row->live = state;
+  const bool timed = state == GT_LIVE_CONFIRMED && served_us > 0 && plain_us > 0;
+  row->live_us = timed ? served_us : 0;
+  row->live_baseline_us = timed ? plain_us : 0;
+  row->live_speedup = timed ? plain_us / served_us : 0;
+}
 
 gt_status_t gt_db_put(gt_db_t *db, const gt_db_row_t *row) {
   gt_db_row_t r = *row;

@@ -5,6 +5,9 @@
  * Rows measured on another device or with another library version are listed as not applicable,
  * with the differing fact, never skipped silently.
  *
+ * With --live, a passing row is also replayed through the runtime's dispatch against the
+ * unmodified entry point its key names (live_replay.h), as tune confirms its winners.
+ *
  * Each row is replayed in a worker process (search/gt_isolate), as tune does: a candidate that
  * faults poisons only that worker's CUDA context, and the parent never initialises CUDA. */
 #define _GNU_SOURCE
@@ -13,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_live.h"
 #include "cli.h"
 #include "core/gt_db.h"
+#include "live_replay.h"
 #include "search/gt_isolate.h"
 
 static const char k_help[] =
@@ -32,14 +35,21 @@ static const char k_help[] =
     "  fails gate      the candidate's output is no longer within the row's error bound\n"
     "  slower          it still wins, but neither its time nor its speedup reproduces\n"
     "  no longer wins  the baseline is now as fast or faster\n"
+    "  fails live      (--live) the runtime's dispatch failed to run the row's candidate\n"
     "The winner and the baseline are re-timed in interleaved rounds, cold or warm as the row\n"
     "was. The tolerance is the largest of --tolerance, the baseline's and the winner's measured\n"
     "spread now, and the spread the row recorded.\n\n"
     "With --live, each row that passes is also replayed the way an application meets it: the\n"
-    "runtime engine (what the preload shim runs on a hit) serves the row, against the plain\n"
-    "cuBLAS call it replaces, each captured as a CUDA graph of calls over rotated operand sets,\n"
-    "the two replayed alternately; the row's note gives both times and their ratio against the\n"
-    "speedup the row recorded (csv/json: live_plain_us, live_served_us, live_speedup).\n\n"
+    "runtime engine (what the preload shim runs on a hit) serves the row on the caller's\n"
+    "stream, against the unmodified entry point the key was issued through (the row's\n"
+    "baseline: cublasGemmEx with its default algorithm for a GemmEx key; for a cuBLASLt key the\n"
+    "application's cublasLtMatmul with the heuristic's algorithm, the key's epilogue and its\n"
+    "bias vector), each captured as a CUDA graph of calls over rotated operand sets (at least\n"
+    "3x the L2 cache), the two replayed alternately. Epilogue rows (bias, relu, gelu) and rows\n"
+    "with beta != 0 (C updated in place) are replayed too. The row's note gives both times and\n"
+    "their ratio against the speedup the row recorded, and the live speedup tune confirmed when\n"
+    "the row has one (csv/json: live_plain_us, live_served_us, live_speedup). A row the runtime\n"
+    "fails to run live is 'fails live'; one that cannot be replayed here says why.\n\n"
     "  --tolerance P          percent (default 3)\n"
     "  --live                 also replay passing rows through the runtime's dispatch\n"
     "  --row-timeout S        give up on a row after S seconds (default 300)\n"
@@ -65,11 +75,11 @@ typedef enum { CK_PASS = 0, CK_NA, CK_FAIL } ck_state_t;
 typedef struct check_out {
   int state;            /* ck_state_t */
   char verdict[24];
-  char note[480];
+  char note[1024];
   double t_now, b_now;  /* medians now (us), 0 when not timed */
   double sp_now, tol;
   char dev[64];
-  gt_check_live_t live; /* --live: the replay through the runtime's dispatch */
+  gt_live_result_t live; /* --live: the replay through the runtime's dispatch */
 } check_out_t;
 
 static void set_out(check_out_t *o, ck_state_t st, const char *verdict, const char *fmt, ...)
@@ -228,18 +238,31 @@ static void check_row(const gt_db_row_t *row, gt_cli_search_t cs, double min_tol
   gt_search_result_free(&r);
 }
 
-/* --live after a passing replay: the row through the runtime's dispatch, said in the note. */
+/* --live after a passing replay: the row through the runtime's dispatch, said in the note. A row
+ * the runtime fails to run is a failure: the application's calls would not get it. */
 static void check_live(const gt_db_row_t *row, const gt_cli_search_t *cs, check_out_t *o) {
   if (o->state != CK_PASS) return;
-  gt_check_live_row(row, cs->so.measure.device, 0, &o->live);
+  gt_live_replay_row(row, cs->so.measure.device, 0, &o->live);
   size_t l = strlen(o->note);
-  if (o->live.done)
-    snprintf(o->note + l, sizeof o->note - l,
-             "; live: %.3f us served vs %.3f us %s, %.3fx (%.2f of the recorded %.3fx)",
-             o->live.served_us, o->live.plain_us, o->live.plain_name, o->live.speedup,
-             row->speedup > 0 ? o->live.speedup / row->speedup : 0.0, row->speedup);
-  else
-    snprintf(o->note + l, sizeof o->note - l, "; live: not replayed: %s", o->live.why);
+  char tuned[64] = "";
+  if (row->live == GT_LIVE_CONFIRMED)
+    snprintf(tuned, sizeof tuned, "; confirmed live at %.3fx when tuned", row->live_speedup);
+  switch ((gt_live_outcome_t)o->live.outcome) {
+    case GT_LIVE_OUT_DONE:
+      snprintf(o->note + l, sizeof o->note - l,
+               "; live: %.3f us served vs %.3f us %s, %.3fx (%.2f of the recorded %.3fx%s)",
+               o->live.served_us, o->live.plain_us, o->live.plain_name, o->live.speedup,
+               row->speedup > 0 ? o->live.speedup / row->speedup : 0.0, row->speedup, tuned);
+      break;
+    case GT_LIVE_OUT_FAILED:
+      o->state = CK_FAIL;
+      snprintf(o->verdict, sizeof o->verdict, "fails live");
+      snprintf(o->note + l, sizeof o->note - l, "; live: the runtime failed to run it: %s",
+               o->live.why);
+      break;
+    default:
+      snprintf(o->note + l, sizeof o->note - l, "; live: not replayed: %s", o->live.why);
+  }
 }
 
 /* The replay of one row, run in a worker (search/gt_isolate). */
@@ -376,7 +399,7 @@ int gt_cmd_check(int argc, char **argv) {
     snprintf(rec, sizeof rec, "%.3f", row->time_us);
     snprintf(sprec, sizeof sprec, "%.3f", row->speedup);
     char lp[32] = "-", ls[32] = "-", lsp[32] = "-";
-    if (o.live.done) {
+    if (o.live.outcome == GT_LIVE_OUT_DONE) {
       snprintf(lp, sizeof lp, "%.3f", o.live.plain_us);
       snprintf(ls, sizeof ls, "%.3f", o.live.served_us);
       snprintf(lsp, sizeof lsp, "%.3f", o.live.speedup);

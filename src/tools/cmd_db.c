@@ -305,6 +305,14 @@ static void print_row(const gt_db_row_t *r) {
          r->provider, r->instance, r->lib, r->time_us, r->baseline, r->baseline_us, r->speedup,
          r->error, r->error_bound, r->timing, r->rounds, r->spread_pct,
          r->throttled ? ", THROTTLED rounds seen" : "");
+  if (r->live == GT_LIVE_CONFIRMED)
+    printf("  confirmed live: %.3f us served by the runtime vs %.3f us through the entry point "
+           "(%.3fx)\n", r->live_us, r->live_baseline_us, r->live_speedup);
+  else
+    printf("  live confirmation: %s\n",
+           r->live == GT_LIVE_OFF       ? "off when tuned (--no-live-confirm)"
+           : r->live == GT_LIVE_SKIPPED ? "skipped when tuned (it could not run there)"
+                                        : "not recorded (a row from before live confirmation)");
 }
 
 /* Look k up as the runtime does on the device here: a hit on a row tuned on another product of

@@ -1,6 +1,8 @@
 /* gemmtune tune: the loop over a shapes file. For each shape: baseline, prune, gate, interleaved
- * re-time, improvement decision; winners go into the DB, which is rewritten atomically after
- * every improved shape so an interrupted run loses nothing it finished.
+ * re-time, improvement decision, and the winner's live confirmation (the runtime's dispatch
+ * against the unmodified entry point, live_replay.h; core/gt_live.h decides from it); confirmed
+ * winners go into the DB, which is rewritten atomically after every improved shape so an
+ * interrupted run loses nothing it finished.
  *
  * On a GPU each shape runs in a worker process (search/gt_isolate): a candidate that faults (a
  * sticky CUDA error poisons the whole context) or hangs kills only the worker. The supervisor
@@ -25,6 +27,7 @@
 #include "core/gt_shard.h"
 #include "search/gt_isolate.h"
 #include "gt_version.h"
+#include "live_replay.h"
 #include "tune_grouped.h"
 #include "tune_retire.h"
 
@@ -42,6 +45,20 @@ static const char k_help[] =
     "no longer wins (no candidate beats the baseline by the threshold, or the choice now fails\n"
     "the gate) has its row removed: outcome 'retired', and 'retired: KEY: WHY' in the summary.\n"
     "A choice the race did not reach (another --providers set, --budget) keeps its row.\n"
+    "Before a winner is written it is confirmed live, through the path an application takes:\n"
+    "the runtime engine's dispatch (what the preload shim runs on a DB hit) serves it on the\n"
+    "caller's stream, against the unmodified entry point the key was issued through\n"
+    "(cublasGemmEx with its default algorithm for a GemmEx key; the application's\n"
+    "cublasLtMatmul with cuBLASLt's heuristic algorithm, the key's epilogue and bias for a\n"
+    "cuBLASLt key), each captured as one CUDA graph of many calls over operand sets rotated past\n"
+    "3x the L2 cache, the two replayed alternately, in the shape's worker process. The row\n"
+    "records the live times and speedup next to the harness's (DB columns live, live_us,\n"
+    "live_baseline_us, live_speedup). A winner whose live gain is under the race's threshold is\n"
+    "not written: outcome 'unconfirmed', and the key's kept line gives the live numbers; one the\n"
+    "runtime fails to run is not written either. Where the confirmation cannot run (host\n"
+    "providers, a build without CUDA, a row the runtime does not serve) the row is written on\n"
+    "the harness's numbers, recorded 'skipped', and the note says why. The table's live column,\n"
+    "csv/json's live columns and the summary carry the live speedup.\n"
     "How much of the space a shape gets follows its roofline floor (see --search): a shape\n"
     "whose baseline is within --floor-threshold of the floor gets the quick race only; others\n"
     "widen into the full space until three widenings in a row each gain under 2%. Each shape's\n"
@@ -87,6 +104,8 @@ static const char k_help[] =
     "                         before and after the shapes and recorded in the DB's\n"
     "                         #calibration lines, so merge can name a slow or throttled GPU\n"
     "                         (two short baselines in a worker; docs/scale-out.md)\n"
+    "  --no-live-confirm      write winners on the harness's numbers alone, without the live\n"
+    "                         confirmation (rows record live 'off'; the summary says so)\n"
     "  --format table|csv|json  per-shape results on stdout\n";
 
 static const char k_examples[] =
@@ -109,7 +128,7 @@ static const char k_examples[] =
 #define TUNE_OPTS (GT_OPT_TYPES | GT_OPT_DEVICE | GT_OPT_CANDS | GT_OPT_TIMING | GT_OPT_RACE)
 
 enum { T_OUT = 'o', T_FORMAT = 3000, T_HELP, T_RESUME, T_SHARD, T_ISOLATE, T_NOISOLATE, T_STIMEOUT,
-       T_NOCALIB, T_NOGROUPED };
+       T_NOCALIB, T_NOGROUPED, T_NOLIVE };
 
 typedef struct shape_outcome {
   int status;      /* gt_status_t of the shape */
@@ -132,6 +151,11 @@ typedef struct shape_outcome {
   char stop_why[256];
   int widenings;
   size_t n_widened, n_unsearched;
+  /* The winner's live confirmation (when the race improved): the replay through the runtime's
+   * dispatch against the unmodified entry point, made in the worker (live_replay.h); OFF with
+   * --no-live-confirm. The supervisor decides from it whether the row is written. */
+  gt_live_result_t live;
+  bool raced_winner; /* the race improved: a winner was up for confirmation (live says how) */
 } shape_outcome_t;
 
 /* What a worker sends its supervisor (gt_isolate messages). Both sides are the same binary, one
@@ -220,10 +244,26 @@ static void outcome_from(const gt_search_result_t *r, gt_status_t s, const gt_se
   }
 }
 
-/* Run one shape in this process (ch NULL) or in a worker; the row (when improved) goes to *row.
- * prev is the DB's row for the key: o->prev says how its choice did in this race. */
+/* The improved shape's winner through the path an application takes (live_replay.h), in this
+ * process: the worker that raced it, so a fault here costs only the worker. A crash or a hang is
+ * blamed on the winner (announced first), and the supervisor races the shape again without it. */
+static void confirm_live(worker_ctx_t *w, const gt_db_row_t *row, const gt_search_opts_t *so,
+                         bool live_confirm, gt_live_result_t *out) {
+  if (!live_confirm) {
+    memset(out, 0, sizeof *out);
+    out->outcome = GT_LIVE_OUT_OFF;
+    return;
+  }
+  gt_isolate_announce(w->ch, row->instance);
+  w_phase(w, "live confirmation", 0, 1);
+  gt_live_replay_row(row, so->measure.device, so->rounds, out);
+}
+
+/* Run one shape in this process (ch NULL) or in a worker; the row (when improved) goes to *row,
+ * its live confirmation (live_confirm: else OFF) to o->live. prev is the DB's row for the key:
+ * o->prev says how its choice did in this race. */
 static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, const char *label,
-                             gt_isolate_chan_t *ch, const gt_tune_prev_t *prev,
+                             gt_isolate_chan_t *ch, const gt_tune_prev_t *prev, bool live_confirm,
                              shape_outcome_t *o, gt_db_row_t *row, bool *have_row) {
   worker_ctx_t w = {ch, label, gt_cli_now()};
   gt_search_events_t ev = {&w, w_phase, w_cand};
@@ -240,6 +280,11 @@ static gt_status_t run_shape(const gt_shape_t *sh, const gt_search_opts_t *so, c
   *have_row = s == GT_OK && r.improved;
   if (*have_row) *row = r.row;
   gt_search_result_free(&r);
+  if (*have_row) {
+    o->raced_winner = true;
+    confirm_live(&w, row, &sso, live_confirm, &o->live);
+  }
+  if (!ch) gt_cli_progress_clear();
   return s;
 }
 
@@ -247,6 +292,7 @@ typedef struct shape_job {
   const gt_shape_t *sh;
   const gt_search_opts_t *so;
   const gt_tune_prev_t *prev;
+  bool live_confirm;
 } shape_job_t;
 
 static int shape_worker(gt_isolate_chan_t *ch, void *arg) {
@@ -254,7 +300,8 @@ static int shape_worker(gt_isolate_chan_t *ch, void *arg) {
   result_msg_t m;
   memset(&m, 0, sizeof m);
   m.kind = MSG_RESULT;
-  gt_status_t s = run_shape(job->sh, job->so, "tune", ch, job->prev, &m.o, &m.row, &m.have_row);
+  gt_status_t s = run_shape(job->sh, job->so, "tune", ch, job->prev, job->live_confirm, &m.o,
+                            &m.row, &m.have_row);
   /* A sticky fault poisoned this context: no answer, so the supervisor blames the candidate it
    * announced last and retries without it. */
   if (s == GT_ERR_DEVICE && strstr(m.o.failure, "faulted")) return 3;
@@ -287,13 +334,14 @@ static bool on_shape_msg(void *ctx, const void *msg, size_t len) {
 /* Run one shape in a worker process, again without each candidate that crashed or hung it. */
 static gt_status_t run_shape_isolated(const gt_shape_t *sh, gt_search_opts_t so, double timeout_s,
                                       const char *label, const gt_tune_prev_t *prev,
-                                      shape_outcome_t *o, gt_db_row_t *row, bool *have_row) {
+                                      bool live_confirm, shape_outcome_t *o, gt_db_row_t *row,
+                                      bool *have_row) {
   char exclude[4096] = "";
   if (so.exclude) snprintf(exclude, sizeof exclude, "%s", so.exclude);
   *have_row = false;
   for (int attempt = 0; attempt < 8; attempt++) {
     so.exclude = exclude;
-    shape_job_t job = {sh, &so, prev};
+    shape_job_t job = {sh, &so, prev, live_confirm};
     shape_watch_t w = {label, gt_cli_now(), {0}};
     gt_isolate_end_t end;
     gt_status_t s = gt_isolate_run(shape_worker, &job, timeout_s, on_shape_msg, &w, &end);
@@ -393,6 +441,13 @@ static void journal_read(FILE *f, char ***keys, size_t *n, size_t *cap) {
 }
 
 /* ---- the run ------------------------------------------------------------------------------ */
+/* A shape's first line: index, label, baseline and best times, the harness's speedup, the live
+ * one (or what the live confirmation did), the outcome, the winner written. */
+#define TUNE_LINE "%5s  %-24.24s  %11s  %11s  %7s  %7s  %-11s  %s\n"
+
+/* What the live confirmation did with a winner, for the summary. */
+enum { TL_CONFIRMED = 0, TL_UNCONFIRMED, TL_FAILED, TL_SKIPPED, TL_OFF, TL__COUNT };
+
 /* Everything one `tune` invocation reads, writes and counts. */
 typedef struct tune_run {
   /* options */
@@ -409,6 +464,7 @@ typedef struct tune_run {
   double shape_timeout;
   bool no_calib;                    /* --no-calibration */
   bool no_grouped;                  /* --no-grouped: list grouped_mm keys, do not race them */
+  bool no_live;                     /* --no-live-confirm */
   gt_tune_calib_t calib;            /* the reference shapes, timed before and after the shapes */
   /* inputs */
   gt_device_info_t dev;
@@ -425,6 +481,12 @@ typedef struct tune_run {
   /* results */
   gt_table_t t;
   size_t n_tuned, n_improved, n_unchanged, n_failed, n_skipped, n_resumed, n_retired;
+  size_t n_unconfirmed; /* winners the live confirmation did not confirm: not written */
+  /* the live confirmation of the winners (count_live) */
+  size_t live_n[TL__COUNT];
+  char live_skip_why[GT_LIVE_WHY_MAX]; /* the first skipped winner's reason */
+  double live_log, live_log_harness;   /* sums of log(speedup) over the live-timed winners */
+  size_t live_timed;
   char retired[4096]; /* "  retired: KEY: why" lines for the summary */
   /* keys raced and kept on today's path: written as the DB's kept lines (gt_db_set_kept) */
   struct tune_kept {
@@ -545,6 +607,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
                                       {"shape-timeout", required_argument, 0, T_STIMEOUT},
                                       {"no-calibration", no_argument, 0, T_NOCALIB},
                                       {"no-grouped", no_argument, 0, T_NOGROUPED},
+                                      {"no-live-confirm", no_argument, 0, T_NOLIVE},
                                       {0, 0, 0, 0}};
   struct option *opts = gt_cli_options(own, TUNE_OPTS, NULL);
   int c, rc;
@@ -567,6 +630,7 @@ static int parse_args(int argc, char **argv, tune_run_t *r) {
       case T_NOISOLATE: r->isolate = 0; break;
       case T_NOCALIB: r->no_calib = true; break;
       case T_NOGROUPED: r->no_grouped = true; break;
+      case T_NOLIVE: r->no_live = true; break;
       case T_STIMEOUT:
         r->shape_timeout = atof(optarg);
         if (r->shape_timeout <= 0) return free(opts), gt_cli_usage_error("tune", "--shape-timeout wants seconds > 0");
@@ -914,11 +978,13 @@ static void print_header(tune_run_t *r) {
   const gt_device_info_t *dev = &r->dev;
   if (r->fmt == GT_FMT_TABLE) {
     printf("device: %s (%s, %d %s); %zu shapes from %s%s; timing %s, %d rounds, min improvement "
-           "%.1f%%%s\n",
+           "%.1f%%%s; %s\n",
            dev->name, dev->arch, dev->sm_count, strcmp(dev->arch, "cpu") ? "SMs" : "cores",
            r->sh.n, r->shapes_path, r->merged ? " (duplicates merged)" : "",
            r->cs.so.measure.warm ? "warm" : "cold", r->cs.so.rounds,
-           100 * r->cs.so.min_improvement, r->isolate ? "; one worker process per shape" : "");
+           100 * r->cs.so.min_improvement, r->isolate ? "; one worker process per shape" : "",
+           r->no_live ? "live confirmation off (--no-live-confirm)"
+                      : "winners confirmed live before they are written");
     if (dev->busy_processes > 0)
       fprintf(stderr, "gemmtune tune: warning: %d other process(es) are using the GPU; timings "
                       "will be noisy\n", dev->busy_processes);
@@ -926,12 +992,13 @@ static void print_header(tune_run_t *r) {
   static const char *const names[] = {"shape", "label", "mapping", "baseline_us", "best_us",
                                       "speedup", "outcome", "winner", "note", "floor_us",
                                       "floor_bound", "baseline_floor_pct", "winner_floor_pct",
-                                      "search_stop", "widenings", "search"};
-  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0};
-  gt_table_begin(&r->t, stdout, r->fmt, 16, names, num);
+                                      "search_stop", "widenings", "search", "live",
+                                      "live_us", "live_baseline_us", "live_speedup"};
+  static const bool num[] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1};
+  gt_table_begin(&r->t, stdout, r->fmt, 20, names, num);
   if (r->fmt == GT_FMT_TABLE)
-    printf("%5s  %-24s  %11s  %11s  %7s  %-9s  %s\n", "shape", "label / mapping", "baseline_us",
-           "best_us", "speedup", "outcome", "winner");
+    printf(TUNE_LINE, "shape", "label / mapping", "baseline_us", "best_us", "speedup", "live",
+           "outcome", "winner");
   fflush(stdout); /* the header before the first progress line, also through a pipe */
 }
 
@@ -951,13 +1018,21 @@ static bool shape_is_ours(tune_run_t *r, const gt_shape_t *x, char *key, size_t 
 }
 
 /* A race that wrote no row: when the DB's row for the key raced and lost, remove it (the DB is
- * rewritten at once) and say so in note ("retired: ..."), also for the summary. Returns 0, or -1
- * when the DB could not be written (the run stops). */
-static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t *o, char *note,
+ * rewritten at once) and say so in note ("retired: ..."), also for the summary; note is left
+ * alone when nothing was retired or tried. unconfirmed: the race's winner, which was not
+ * confirmed live (live_why: what the replay found); NULL when no candidate beat the baseline.
+ * Returns 1 when retired, 0 when not, -1 when the DB could not be written (the run stops). */
+static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t *o,
+                      const gt_db_row_t *unconfirmed, const char *live_why, char *note,
                       size_t cap) {
   char why[600];
-  if (!gt_tune_prev_retires(&o->prev, o->base_us, o->best_us, o->threshold, why, sizeof why))
-    return 0;
+  const bool retires =
+      unconfirmed ? gt_tune_prev_retires_unconfirmed(&o->prev, unconfirmed->provider,
+                                                     unconfirmed->instance, live_why, o->base_us,
+                                                     o->threshold, why, sizeof why)
+                  : gt_tune_prev_retires(&o->prev, o->base_us, o->best_us, o->threshold, why,
+                                         sizeof why);
+  if (!retires) return 0;
   bool removed = false;
   gt_status_t s = db_update(r, NULL, &x->p, &o->prev, &removed);
   if (s != GT_OK) {
@@ -976,7 +1051,7 @@ static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t 
   gt_problem_format_key(&x->p, key, sizeof key);
   size_t l = strlen(r->retired);
   snprintf(r->retired + l, sizeof r->retired - l, "  retired: %s: %s\n", key, why);
-  return 0;
+  return 1;
 }
 
 /* Remember that the race kept key on today's path (for the DB's kept lines); out of memory
@@ -994,12 +1069,36 @@ static void remember_kept(tune_run_t *r, const gt_problem_t *key, const char *no
   snprintf(k->note, sizeof k->note, "%s: %s", r->here.name, note);
 }
 
-/* Count the shape's outcome, put an improved row into the DB (rewritten at once), and say what
- * happened in note. Returns the outcome word; NULL when the DB could not be written (the run
- * stops). */
+/* The run's totals of the live confirmation: what happened to each winner, and the geomeans of
+ * the confirmed rows' live and harness speedups (how far the harness's claim carried). */
+static void count_live(tune_run_t *r, const shape_outcome_t *o, const gt_db_row_t *row,
+                       bool written) {
+  switch ((gt_live_outcome_t)o->live.outcome) {
+    case GT_LIVE_OUT_OFF: r->live_n[TL_OFF]++; break;
+    case GT_LIVE_OUT_SKIPPED:
+      if (!r->live_n[TL_SKIPPED]++)
+        snprintf(r->live_skip_why, sizeof r->live_skip_why, "%s", o->live.why);
+      break;
+    case GT_LIVE_OUT_FAILED: r->live_n[TL_FAILED]++; break;
+    case GT_LIVE_OUT_DONE:
+      r->live_n[written ? TL_CONFIRMED : TL_UNCONFIRMED]++;
+      if (o->live.speedup > 0 && row->speedup > 0) {
+        r->live_log += log(o->live.speedup);
+        r->live_log_harness += log(row->speedup);
+        r->live_timed++;
+      }
+      break;
+    default: r->live_n[TL_FAILED]++; break;
+  }
+}
+
+/* Count the shape's outcome, put an improved row into the DB (rewritten at once) when its live
+ * confirmation allows (*have_row becomes false when it does not: the shape then reads as
+ * unchanged), and say what happened in note. Returns the outcome word; NULL when the DB could not
+ * be written (the run stops). */
 static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_t s,
                                   const shape_outcome_t *o, const gt_db_row_t *row,
-                                  bool have_row, char *note, size_t cap) {
+                                  bool *have_row, char *note, size_t cap) {
   const char *outcome;
   note[0] = '\0';
   if (s != GT_OK) {
@@ -1016,16 +1115,42 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
     r->est_race += o->race_s;
     snprintf(note, cap, "prune pass of %zu candidates: about %.1f s; re-time rounds about %.1f s",
              o->n_active, o->estimate_s, o->race_s);
-  } else if (have_row) {
-    outcome = "improved";
-    r->n_improved++;
-    gt_db_row_t stamped = *row; /* the row records the device it was measured on */
-    gt_db_row_set_device(&stamped, &r->here);
-    gt_status_t ps = db_update(r, &stamped, NULL, NULL, NULL);
-    if (ps != GT_OK) {
-      fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
-      r->exit_code = gt_status_exit_code(ps);
-      return NULL;
+  } else if (*have_row) {
+    /* The winner beat the baseline in the harness; its live confirmation decides the row. */
+    gt_live_state_t ls;
+    char lnote[GT_LIVE_WHY_MAX + 200];
+    const bool write = gt_live_decide(&o->live, row->speedup, o->threshold, &ls, lnote,
+                                      sizeof lnote);
+    count_live(r, o, row, write);
+    if (write) {
+      outcome = "improved";
+      r->n_improved++;
+      gt_db_row_t stamped = *row; /* the row records the device it was measured on */
+      gt_db_row_set_device(&stamped, &r->here);
+      gt_db_row_set_live(&stamped, ls, o->live.served_us, o->live.plain_us);
+      gt_status_t ps = db_update(r, &stamped, NULL, NULL, NULL);
+      if (ps != GT_OK) {
+        fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
+        r->exit_code = gt_status_exit_code(ps);
+        return NULL;
+      }
+      snprintf(note, cap, "%s", lnote);
+    } else {
+      /* Not written: the key stays on today's path, and its kept line carries the live numbers
+       * (first, so a cut line keeps them). */
+      outcome = "unconfirmed";
+      r->n_unconfirmed++;
+      *have_row = false;
+      snprintf(note, cap, "%s; best %s/%s", lnote, row->provider, row->instance);
+      char rnote[700] = "";
+      const char *lwhy = strncmp(lnote, "not written: ", 13) == 0 ? lnote + 13 : lnote;
+      int rr = retire_row(r, x, o, row, lwhy, rnote, sizeof rnote);
+      if (rr < 0) return NULL;
+      if (rnote[0]) {
+        size_t nl = strlen(note);
+        snprintf(note + nl, cap - nl, "; %s", rnote);
+      }
+      remember_kept(r, &x->p, note);
     }
   } else {
     outcome = "unchanged";
@@ -1035,8 +1160,9 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
                o->best_us, 100 * o->threshold);
     else
       snprintf(note, cap, "the baseline was fastest");
-    if (retire_row(r, x, o, note, cap) < 0) return NULL;
-    if (strncmp(note, "retired", 7) == 0) outcome = "retired";
+    int rr = retire_row(r, x, o, NULL, NULL, note, cap);
+    if (rr < 0) return NULL;
+    if (rr > 0) outcome = "retired";
     remember_kept(r, &x->p, note); /* written with the DB's next update (at the latest, the end) */
   }
   if (o->n_budget) {
@@ -1069,8 +1195,26 @@ static bool s_searched(const shape_outcome_t *o) {
 static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char *key,
                         const shape_outcome_t *o, const gt_db_row_t *row, bool have_row,
                         const char *outcome, const char *note) {
-  char idx[16], bus[32], best[32], sp[32], winner[256];
+  char idx[16], bus[32], best[32], sp[32], winner[256], lsp[32] = "-", lus[32] = "-",
+      lbus[32] = "-";
+  const char *lword = "-", *lcol = "-";
   snprintf(idx, sizeof idx, "%zu", i + 1);
+  /* The live confirmation of the winner (have_row: it was written): its speedup when the replay
+   * timed both paths, else what happened. */
+  if (o->raced_winner) {
+    switch ((gt_live_outcome_t)o->live.outcome) {
+      case GT_LIVE_OUT_DONE:
+        lword = have_row ? "confirmed" : "unconfirmed";
+        snprintf(lsp, sizeof lsp, "%.3f", o->live.speedup);
+        snprintf(lus, sizeof lus, "%.3f", o->live.served_us);
+        snprintf(lbus, sizeof lbus, "%.3f", o->live.plain_us);
+        lcol = lsp;
+        break;
+      case GT_LIVE_OUT_OFF: lword = lcol = "off"; break;
+      case GT_LIVE_OUT_SKIPPED: lword = "skipped", lcol = "skip"; break;
+      default: lword = "failed", lcol = "fail"; break;
+    }
+  }
   snprintf(bus, sizeof bus, o->base_us > 0 ? "%.3f" : "-", o->base_us);
   snprintf(best, sizeof best, o->best_us > 0 ? "%.3f" : "-", o->best_us);
   snprintf(sp, sizeof sp, o->best_us > 0 ? "%.3f" : "-",
@@ -1091,8 +1235,8 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
   snprintf(widen, sizeof widen, "%d", o->widenings);
   const bool searched = s_searched(o);
   if (r->fmt == GT_FMT_TABLE) {
-    printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
-           bus, best, sp, outcome, winner);
+    printf(TUNE_LINE, idx, x->label[0] ? x->label : x->view, bus, best, sp, lcol, outcome,
+           winner);
     printf("%5s  %s%s%s\n", "", x->view, note[0] ? "  | " : "", note);
     if (searched) printf("%5s  %s | %s\n", "", floor_txt, search_txt);
     fflush(stdout);
@@ -1100,7 +1244,7 @@ static void print_shape(tune_run_t *r, size_t i, const gt_shape_t *x, const char
     const char *cells[] = {idx, x->label, x->view, bus, best, sp, outcome, winner, note, fus,
                            gt_bound_name(o->floor.bound), searched ? bpct : "-",
                            searched ? wpct : "-", gt_stop_name((gt_stop_t)o->stop), widen,
-                           searched ? search_txt : "-"};
+                           searched ? search_txt : "-", lword, lus, lbus, lsp};
     gt_table_row(&r->t, cells);
   }
   /* Journal after the DB write: a shape is 'done' only once its row is safely on disk. */
@@ -1124,14 +1268,13 @@ static void report_skipped(tune_run_t *r, size_t i, const gt_shape_t *x, const c
   char idx[16];
   snprintf(idx, sizeof idx, "%zu", i + 1);
   if (r->fmt == GT_FMT_TABLE) {
-    printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
-           "-", "-", "-", "skipped", "-");
+    printf(TUNE_LINE, idx, x->label[0] ? x->label : x->view, "-", "-", "-", "-", "skipped", "-");
     printf("%5s  %s  | %s\n", "", x->view, note);
     fflush(stdout);
   } else {
     /* The floor and search columns stay empty: nothing was searched. */
     const char *cells[] = {idx, x->label, x->view, "-", "-", "-", "skipped", "-", note,
-                           "-", "-", "-", "-", "-", "-", "-"};
+                           "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     gt_table_row(&r->t, cells);
   }
 }
@@ -1195,13 +1338,14 @@ static bool record_grouped(tune_run_t *r, size_t i, const gt_shape_t *x,
            row ? row->speedup : k->best_us > 0 ? k->base_us / k->best_us : 0);
   const char *winner = row ? k->winner : "-";
   if (r->fmt == GT_FMT_TABLE) {
-    printf("%5s  %-24.24s  %11s  %11s  %7s  %-9s  %s\n", idx, x->label[0] ? x->label : x->view,
-           bus, best, sp, outcome, winner);
+    /* The live column stays empty: the race already timed both paths in a torch process, in
+     * CUDA graphs over rotated operands, the way the application runs them. */
+    printf(TUNE_LINE, idx, x->label[0] ? x->label : x->view, bus, best, sp, "-", outcome, winner);
     printf("%5s  %s  | %s; baseline torch._grouped_mm\n", "", x->view, note[0] ? note : "-");
     fflush(stdout);
   } else {
     const char *cells[] = {idx, x->label, x->view, bus, best, sp, outcome, winner, note,
-                           "-", "-", "-", "-", "-", "-", "-"};
+                           "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     gt_table_row(&r->t, cells);
   }
   return true;
@@ -1305,12 +1449,13 @@ static void tune_shapes(tune_run_t *r) {
     gt_tune_prev_t prev; /* the DB's row for the key: a race it loses retires it */
     gt_tune_prev_find(&r->db, &x->p, &r->here, &prev);
     if (r->isolate)
-      s = run_shape_isolated(x, r->cs.so, r->shape_timeout, label, &prev, &o, &row, &have_row);
+      s = run_shape_isolated(x, r->cs.so, r->shape_timeout, label, &prev, !r->no_live, &o, &row,
+                             &have_row);
     else
-      s = run_shape(x, &r->cs.so, label, NULL, &prev, &o, &row, &have_row);
+      s = run_shape(x, &r->cs.so, label, NULL, &prev, !r->no_live, &o, &row, &have_row);
     r->n_tuned++;
-    char note[512];
-    const char *outcome = record_outcome(r, x, s, &o, &row, have_row, note, sizeof note);
+    char note[1536];
+    const char *outcome = record_outcome(r, x, s, &o, &row, &have_row, note, sizeof note);
     if (!outcome) break;
     print_shape(r, i, x, key, &o, &row, have_row, outcome, note);
     count_search(r, &o, &row, have_row);
@@ -1323,6 +1468,31 @@ static void tune_shapes(tune_run_t *r) {
     tune_grouped(r, grouped, ngrouped);
   }
   free(grouped);
+}
+
+/* The summary's line about the winners' live confirmation (none when no shape had a winner):
+ * what happened to them, and how far the harness's speedups carried into the live path. */
+static void print_live_summary(const tune_run_t *r, FILE *sf) {
+  size_t n = 0;
+  for (int k = 0; k < TL__COUNT; k++) n += r->live_n[k];
+  if (!n) return;
+  static const char *const k_what[TL__COUNT] = {
+      "confirmed", "not confirmed (kept, not written)", "failed in the runtime (not written)",
+      "skipped (written on the harness's numbers)", "off (--no-live-confirm; written on the "
+      "harness's numbers)"};
+  fprintf(sf, "Live confirmation of %zu winner%s (the runtime's dispatch against the entry point, "
+          "CUDA graphs):", n, n == 1 ? "" : "s");
+  for (int k = 0, said = 0; k < TL__COUNT; k++)
+    if (r->live_n[k]) fprintf(sf, "%s %zu %s", said++ ? "," : "", r->live_n[k], k_what[k]);
+  fprintf(sf, "\n");
+  if (r->live_n[TL_SKIPPED])
+    fprintf(sf, "  skipped because: %s%s\n", r->live_skip_why,
+            r->live_n[TL_SKIPPED] > 1 ? " (the first; each shape's note says its own)" : "");
+  if (r->live_timed)
+    fprintf(sf, "  live geomean %.4fx against the harness's %.4fx over the %zu winner%s timed "
+            "live\n", exp(r->live_log / (double)r->live_timed),
+            exp(r->live_log_harness / (double)r->live_timed), r->live_timed,
+            r->live_timed == 1 ? "" : "s");
 }
 
 /* Write the DB when no row did (an empty DB is a result too), print the summary, clean up.
@@ -1353,6 +1523,8 @@ static int finish(tune_run_t *r) {
   FILE *sf = r->fmt == GT_FMT_TABLE ? stdout : stderr;
   fprintf(sf, "\nSummary: %zu shapes tuned in %.1f s: %zu improved, %zu unchanged, %zu failed",
           r->n_tuned, wall, r->n_improved, r->n_unchanged, r->n_failed);
+  if (r->n_unconfirmed)
+    fprintf(sf, ", %zu not confirmed live (not written)", r->n_unconfirmed);
   if (r->n_retired) fprintf(sf, ", %zu rows retired", r->n_retired);
   if (r->n_resumed) fprintf(sf, ", %zu already done (--resume)", r->n_resumed);
   if (r->n_untunable)
@@ -1360,6 +1532,7 @@ static int finish(tune_run_t *r) {
             r->n_untunable);
   if (r->n_skipped) fprintf(sf, ", %zu in other shards", r->n_skipped);
   fprintf(sf, "\n");
+  print_live_summary(r, sf);
   if (r->n_speedup) {
     fprintf(sf, "Tuned geomean: %.4fx over %zu searched shapes (unchanged ones count 1.0)\n",
             exp(r->log_speedup / (double)r->n_speedup), r->n_speedup);

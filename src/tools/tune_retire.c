@@ -75,3 +75,30 @@ bool gt_tune_prev_retires(const gt_tune_prev_t *prev, double base_us, double bes
       return false;
   }
 }
+
+bool gt_tune_prev_retires_unconfirmed(const gt_tune_prev_t *prev, const char *winner_provider,
+                                      const char *winner_instance, const char *live_why,
+                                      double base_us, double threshold, char *why, size_t cap) {
+  why[0] = '\0';
+  if (!prev->instance[0] || prev->disp < 0 || !(base_us > 0)) return false;
+  if (strcmp(prev->provider, winner_provider) == 0 &&
+      strcmp(prev->instance, winner_instance) == 0) {
+    snprintf(why, cap, "%s/%s won the race again but not through the application's path: %s "
+             "(recorded %.3fx)", prev->provider, prev->instance, live_why, prev->speedup);
+    return true;
+  }
+  switch ((gt_disp_t)prev->disp) {
+    case GT_DISP_PASSED:
+    case GT_DISP_PRUNED:
+      /* Re-timed and not ahead by the threshold: lost in the harness already. Ahead, or only
+       * ranked out by the quick pass: nothing this race measured disproves it. */
+      if (!(prev->us > 0) || base_us / prev->us > 1.0 + threshold) return false;
+      return gt_tune_prev_retires(prev, base_us, 0, threshold, why, cap);
+    case GT_DISP_FAILED_GATE:
+    case GT_DISP_FAILED_RUN:
+    case GT_DISP_EXCLUDED:
+      return gt_tune_prev_retires(prev, base_us, 0, threshold, why, cap);
+    default:
+      return false;
+  }
+}

@@ -39,5 +39,15 @@ void gt_tune_prev_observe(const gt_search_result_t *r, gt_tune_prev_t *prev);
  * fraction a row needed. */
 bool gt_tune_prev_retires(const gt_tune_prev_t *prev, double base_us, double best_us,
                           double threshold, char *why, size_t cap);
+/* The same for a race whose winner (winner_provider/winner_instance) beat the baseline in the
+ * harness but was not confirmed live (core/gt_live.h; live_why says what the replay found), so no
+ * row was written. prev is retired when it is that winner (the live path disproved its claim: why
+ * quotes live_why), or when it raced and lost outright (re-timed within the threshold of the
+ * baseline, or it failed the gate, failed to run, or is excluded now). A choice that beat the
+ * baseline by the threshold in the harness but was not the winner, or that only lost the quick
+ * pass, was neither confirmed nor disproved live: it keeps its row. */
+bool gt_tune_prev_retires_unconfirmed(const gt_tune_prev_t *prev, const char *winner_provider,
+                                      const char *winner_instance, const char *live_why,
+                                      double base_us, double threshold, char *why, size_t cap);
 
 #endif

@@ -19,7 +19,7 @@ row=$(grep '^gemm,' "$TMP/db.csv" | head -1)
 dev=$(cut -d, -f39 <<<"$row")
 gib=$(cut -d, -f40 <<<"$row")
 m=$(cut -d, -f10 <<<"$row"); n=$(cut -d, -f11 <<<"$row"); k=$(cut -d, -f12 <<<"$row")
-[ "$(head -1 "$TMP/db.csv")" = '#gemmtune-db 3' ] && ok "tune writes format 3" || bad "format line"
+[ "$(head -1 "$TMP/db.csv")" = '#gemmtune-db 4' ] && ok "tune writes format 4" || bad "format line"
 grep -q ',baseline,device,device_mem_gib,' "$TMP/db.csv" && ok "the header has the device columns after baseline" \
   || bad "header" "$(cat "$TMP/db.csv")"
 [ -n "$dev" ] && [ "$dev" != "-" ] && [ "$gib" -gt 0 ] \
@@ -44,7 +44,7 @@ expect_exit 1 "check: no row applies here: exit 1" "$GT" check --cpu --rounds 5 
 expect_grep "the row is not applicable, naming both devices" "not applicable .*|$refusal"
 expect_grep "the note" "^ +$refusal"
 expect_grep "nothing was checked" 'FAIL: no row of .*other.csv applies to this device'
-printf '#gemmtune-db 3\n%s\n' "$(grep '^op,' "$TMP/db.csv")" >"$TMP/empty.csv"
+printf '#gemmtune-db 4\n%s\n' "$(grep '^op,' "$TMP/db.csv")" >"$TMP/empty.csv"
 expect_exit 1 "check: an empty DB checks nothing: exit 1" "$GT" check --cpu "$TMP/empty.csv"
 expect_grep "says so" 'FAIL: .*empty.csv has no rows, so nothing was checked'
 expect_exit 0 "check: this device's row replays: exit 0" \
@@ -67,7 +67,7 @@ expect_grep "and why" "the row is not for this device: $refusal"
 # ---- a DB from before device identities (format 1) -------------------------------------------
 to_v1() { # DEVICE_LINE IN OUT
   { echo '#gemmtune-db 1'; [ -n "$1" ] && echo "#device=$1"
-    tail -n +2 "$2" | grep -v '^#device=' | sed -E 's/(,[^,]*){10}$//'; } >"$3"
+    tail -n +2 "$2" | grep -v '^#device=' | sed -E 's/(,[^,]*){14}$//'; } >"$3"
 }
 to_v1 "$dev" "$TMP/db.csv" "$TMP/v1.csv"
 expect_exit 0 "explain: a format-1 row of this device's name applies" \
@@ -84,7 +84,7 @@ expect_exit 1 "explain: a format-1 row named for another product is refused" \
 expect_grep "naming it, memory not recorded" \
   "rows tuned on Other CPU 9000 \\(memory not recorded\\); this device is"
 expect_exit 0 "check: a format-1 row replays" "$GT" check --cpu --rounds 5 --tolerance 400 "$TMP/v1.csv"
-expect_exit 0 "merge rewrites a format-1 DB as format 3" "$GT" merge "$TMP/v1.csv" -o "$TMP/v2.csv"
-[ "$(head -1 "$TMP/v2.csv")" = '#gemmtune-db 3' ] && grep -q ",$dev,0,0,-,0,none,none,0,0,0\$" "$TMP/v2.csv" \
+expect_exit 0 "merge rewrites a format-1 DB as format 4" "$GT" merge "$TMP/v1.csv" -o "$TMP/v2.csv"
+[ "$(head -1 "$TMP/v2.csv")" = '#gemmtune-db 4' ] && grep -q ",$dev,0,0,-,0,none,none,0,0,0,-,0,0,0\$" "$TMP/v2.csv" \
   && ok "the name is kept, the memory is 0 (not recorded)" || bad "v1 -> v2" "$(cat "$TMP/v2.csv")"
 finish

@@ -28,7 +28,7 @@ expect_grep "the shape's note says why" "retired: (the baseline is now within [0
 expect_grep "the summary counts it" 'Summary: 1 shapes tuned .*1 unchanged, 0 failed, 1 rows retired'
 expect_grep "and lists it by key" "^  retired: op=gemm,.*,m=256,n=16,k=256,.*: (the baseline is now within|cpu/$inst lost the quick pass)"
 grep -q '^gemm,' "$db" && bad "the row is still in the DB" "$(cat "$db")" || ok "the row is gone from the DB"
-[ "$(head -1 "$db")" = '#gemmtune-db 3' ] && ok "the DB is still a valid file" || bad "DB" "$(cat "$db")"
+[ "$(head -1 "$db")" = '#gemmtune-db 4' ] && ok "the DB is still a valid file" || bad "DB" "$(cat "$db")"
 # The key raced and stayed on today's path: the DB says so in a kept line, which verify reads.
 grep -Eq '^#kept\.[0-9a-f]{16}=.*: retired: ' "$db" && ok "the DB records the key as kept" ||
   bad "no kept line for the raced key" "$(cat "$db")"

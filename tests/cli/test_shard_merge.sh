@@ -33,7 +33,7 @@ for i in 0 1 2; do total=$((total + $(rows "$TMP/parts/tuned.shard-$i-of-3.db"))
 
 # ---- the empty shard -------------------------------------------------------------------------
 e=$TMP/parts/tuned.shard-$empty-of-3.db
-if [ -f "$e" ] && head -1 "$e" | grep -qx '#gemmtune-db 3' && grep -q '^#device=' "$e" \
+if [ -f "$e" ] && head -1 "$e" | grep -qx '#gemmtune-db 4' && grep -q '^#device=' "$e" \
    && grep -q '^op,a_type,' "$e" && [ "$(rows "$e")" = 0 ]; then
   ok "the empty shard wrote a valid DB: format line, device, header, no rows"
 else

@@ -25,7 +25,7 @@ cmp -s "$TMP/broken.db" "$TMP/broken.orig" && ok "malformed DB untouched" || bad
 expect_exit 0 "tune on the CPU providers" "$GT" tune --cpu --rounds 5 "$shapes" -o "$db"
 expect_grep "summary line" 'Summary: 2 shapes tuned'
 [ -f "$db" ] && ok "DB written" || bad "no DB written"
-head -1 "$db" | grep -qx '#gemmtune-db 3' && ok "DB format line" || bad "DB format line"
+head -1 "$db" | grep -qx '#gemmtune-db 4' && ok "DB format line" || bad "DB format line"
 # Every row must be faster than its baseline.
 awk -F, 'NR>1 && !/^#/ && $1=="gemm" { if ($27+0 >= $28+0) bad=1 } END { exit bad }' "$db" \
   && ok "no row slower than its baseline" || bad "a row is slower than its baseline" "$(cat "$db")"

@@ -27,7 +27,7 @@ expect_grep "the host's roof is one the cpu has (the cpu space has nothing to wi
   '\| search: quick pass; stopped: space exhausted: the full space holds nothing the quick pass did not race'
 expect_grep "the summary gives the tuned geomean" '^Tuned geomean: [0-9.]+x over 2 searched shapes'
 expect_grep "the summary counts the rules" '^Search stopped by: space exhausted 2 \(0 widenings in all\)'
-grep -q '^op,.*,device_mem_gib,floor_us,floor_bound,floor_pct,scale_a,scale_b,fast_accum,scale_d,amax_d$' "$TMP/t.db" && ok "the DB header has the floor columns, then the fp8 key columns" \
+grep -q '^op,.*,device_mem_gib,floor_us,floor_bound,floor_pct,scale_a,scale_b,fast_accum,scale_d,amax_d,live,live_us,live_baseline_us,live_speedup$' "$TMP/t.db" && ok "the DB header has the floor columns, then the fp8 key columns, then the live ones" \
   || bad "no floor columns in the DB header" "$(head -5 "$TMP/t.db")"
 awk -F, '$1=="gemm" { n++; if (!($41 > 0) || ($42 != "bandwidth" && $42 != "compute")) bad=1;
   want = 100 * $41 / $27; if ($43 < 0.999 * want || $43 > 1.001 * want) bad=1 }
@@ -35,7 +35,7 @@ awk -F, '$1=="gemm" { n++; if (!($41 > 0) || ($42 != "bandwidth" && $42 != "comp
   || bad "a row's floor columns are wrong" "$(cat "$TMP/t.db")"
 expect_exit 0 "tune --format csv" "$GT" tune --cpu --rounds 3 --format csv "$shapes" -o "$TMP/csv.db"
 expect_grep "csv carries the floor and the search" \
-  '^shape,label,mapping,baseline_us,best_us,speedup,outcome,winner,note,floor_us,floor_bound,baseline_floor_pct,winner_floor_pct,search_stop,widenings,search$'
+  '^shape,label,mapping,baseline_us,best_us,speedup,outcome,winner,note,floor_us,floor_bound,baseline_floor_pct,winner_floor_pct,search_stop,widenings,search,live,live_us,live_baseline_us,live_speedup$'
 expect_grep "csv rows say the rule" ',space exhausted,0,search: quick pass'
 expect_exit 0 "tune --format json" "$GT" tune --cpu --rounds 3 --format json "$shapes" -o "$TMP/json.db"
 expect_grep "json carries the winner's share of the floor" '"winner_floor_pct": *[0-9.]+'

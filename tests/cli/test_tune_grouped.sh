@@ -81,9 +81,9 @@ race=(env GEMMTUNE_TEST_PROVIDERS=1 GEMMTUNE_PYTHON="$TMP/fakepy")
 # ---- the race runs: rows, kept lines, failures ------------------------------------------------
 expect_exit 1 "tune races the grouped keys (one planted failure: exit 1)" "${race[@]}" \
   "$GT" tune --cpu --rounds 3 --no-calibration "$TMP/cap.csv" -o "$TMP/t.db"
-expect_grep "the won key is improved, the winner the own instance" '^ +1  .* +10\.000 +8\.000 +1\.250  improved +grouped/gt_sm90_grpd_bf16_t64x16x128_s4_nk$'
+expect_grep "the won key is improved, the winner the own instance" '^ +1  .* +10\.000 +8\.000 +1\.250 +- +improved +grouped/gt_sm90_grpd_bf16_t64x16x128_s4_nk$'
 expect_grep "its baseline named" 'baseline torch\._grouped_mm'
-expect_grep "the key not won is unchanged, with the race's reason" '^ +2  .* +10\.000 +9\.900 +1\.010  unchanged +-$'
+expect_grep "the key not won is unchanged, with the race's reason" '^ +2  .* +10\.000 +9\.900 +1\.010 +- +unchanged +-$'
 expect_grep "... in the race's words" 'did not beat the baseline by 3\.0%'
 expect_grep "the failed key is failed with its note" '^ +3  .* failed '
 expect_grep "... the note" 'torch\._grouped_mm: planted failure'

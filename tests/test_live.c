@@ -1,0 +1,150 @@
+/* The live confirmation's rule (core/gt_live.h): which winners tune writes given what the replay
+ * through the application's path found, what the row records, and what the note says (for the
+ * shape's line and the key's kept line). A table of cases; no GPU. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/gt_db.h"
+#include "core/gt_live.h"
+
+typedef struct decide_case {
+  const char *name;
+  int outcome;               /* gt_live_outcome_t */
+  double plain_us, served_us;
+  const char *why;
+  double threshold;          /* the race's */
+  bool want_write;
+  gt_live_state_t want_state;
+  const char *want_1, *want_2; /* substrings of the note */
+} decide_case_t;
+
+/* The harness measured 1.078x for every case (the row that ran at 0.978x). */
+#define HARNESS_SPEEDUP 1.078
+
+static const decide_case_t k_cases[] = {
+    {"confirmed well beyond the threshold", GT_LIVE_OUT_DONE, 12.0, 10.0, "", 0.03, true,
+     GT_LIVE_CONFIRMED, "live 10.000 us vs 12.000 us cublas_gemmex_default: 1.200x",
+     "(harness 1.078x)"},
+    {"confirmed just beyond the threshold", GT_LIVE_OUT_DONE, 10.31, 10.0, "", 0.03, true,
+     GT_LIVE_CONFIRMED, "1.031x", NULL},
+    {"a live gain exactly at the threshold is not enough (the race's rule)", GT_LIVE_OUT_DONE,
+     12.5, 10.0, "", 0.25, false, GT_LIVE_NONE, "not written: live 10.000 us vs 12.500 us",
+     "under the 25.0% a row needs (harness 1.078x)"},
+    {"slower live than the entry point", GT_LIVE_OUT_DONE, 9.78, 10.0, "", 0.03, false,
+     GT_LIVE_NONE, "is 0.978x, under the 3.0% a row needs", NULL},
+    {"the race's noise raises the bar", GT_LIVE_OUT_DONE, 10.4, 10.0, "", 0.05, false,
+     GT_LIVE_NONE, "under the 5.0% a row needs", NULL},
+    {"a replay that timed nothing is no confirmation", GT_LIVE_OUT_DONE, 0, 10.0, "", 0.03,
+     false, GT_LIVE_NONE, "not written: the live confirmation timed no call", NULL},
+    {"switched off: written on the harness's numbers", GT_LIVE_OUT_OFF, 0, 0, "", 0.03, true,
+     GT_LIVE_OFF, "live confirmation off (--no-live-confirm)", "harness's 1.078x"},
+    {"cannot run here: written, the reason said", GT_LIVE_OUT_SKIPPED, 0, 0,
+     "cpu runs on the host: no runtime dispatch serves it", 0.03, true, GT_LIVE_SKIPPED,
+     "live confirmation skipped: cpu runs on the host", NULL},
+    {"skipped without a reason still says so", GT_LIVE_OUT_SKIPPED, 0, 0, "", 0.03, true,
+     GT_LIVE_SKIPPED, "live confirmation skipped: no reason given", NULL},
+    {"the runtime's dispatch failed to run it: kept", GT_LIVE_OUT_FAILED, 0, 0,
+     "a first call failed: launch failed", 0.03, false, GT_LIVE_NONE,
+     "not written: the runtime's dispatch failed to run it live: a first call failed", NULL},
+    {"an outcome this build does not know: kept", 17, 12.0, 10.0, "", 0.03, false, GT_LIVE_NONE,
+     "not written: the live confirmation reported nothing usable (outcome 17)", NULL},
+};
+
+static void test_decide_table(void **state) {
+  (void)state;
+  int failed = 0;
+  for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
+    const decide_case_t *c = &k_cases[i];
+    gt_live_result_t lv;
+    memset(&lv, 0, sizeof lv);
+    lv.outcome = c->outcome;
+    lv.plain_us = c->plain_us;
+    lv.served_us = c->served_us;
+    snprintf(lv.plain_name, sizeof lv.plain_name, "cublas_gemmex_default");
+    snprintf(lv.why, sizeof lv.why, "%s", c->why);
+    char note[400];
+    gt_live_state_t st = (gt_live_state_t)99;
+    bool w = gt_live_decide(&lv, HARNESS_SPEEDUP, c->threshold, &st, note, sizeof note);
+    bool ok = w == c->want_write && st == c->want_state && strstr(note, c->want_1) &&
+              (!c->want_2 || strstr(note, c->want_2));
+    printf("%s %s: %s -> %s, %s\n", ok ? "ok  " : "FAIL", c->name, w ? "write" : "keep",
+           gt_live_state_name(st), note);
+    failed += !ok;
+  }
+  printf("decide: %zu cases, %d failed\n", sizeof k_cases / sizeof k_cases[0], failed);
+  assert_int_equal(failed, 0);
+}
+
+/* A written decision stamps a row the DB accepts, and a kept one's note fits a kept line after
+ * a device name. */
+static void test_decision_makes_a_valid_row(void **state) {
+  (void)state;
+  gt_db_row_t r;
+  memset(&r, 0, sizeof r);
+  gt_problem_init(&r.key);
+  r.key.m = r.key.n = r.key.k = 64;
+  gt_problem_fill_lds(&r.key);
+  snprintf(r.key.arch, sizeof r.key.arch, "sm_90");
+  r.key.sm_count = 132;
+  snprintf(r.provider, sizeof r.provider, "kernels");
+  snprintf(r.lib, sizeof r.lib, "-");
+  snprintf(r.instance, sizeof r.instance, "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8");
+  snprintf(r.timing, sizeof r.timing, "cold-graph");
+  snprintf(r.baseline, sizeof r.baseline, "cublas_gemmex_default");
+  r.time_us = 10, r.baseline_us = 10.78, r.speedup = 1.078, r.rounds = 15, r.error_bound = 1;
+  gt_live_result_t lv;
+  memset(&lv, 0, sizeof lv);
+  lv.outcome = GT_LIVE_OUT_DONE;
+  lv.plain_us = 11.0;
+  lv.served_us = 10.2;
+  gt_live_state_t st;
+  char note[400];
+  assert_true(gt_live_decide(&lv, r.speedup, 0.03, &st, note, sizeof note));
+  gt_db_row_set_live(&r, st, lv.served_us, lv.plain_us);
+  assert_int_equal(r.live, GT_LIVE_CONFIRMED);
+  assert_int_equal(gt_db_row_check(&r), GT_OK);
+  gt_db_t db;
+  gt_db_init(&db);
+  assert_int_equal(gt_db_put(&db, &r), GT_OK);
+  /* Kept: the longest note names a long instance; the kept line holds it after the device. */
+  lv.served_us = 10.9;
+  snprintf(lv.plain_name, sizeof lv.plain_name, "cublaslt_heuristic_ws1048576");
+  assert_false(gt_live_decide(&lv, r.speedup, 0.03, &st, note, sizeof note));
+  char kept[300];
+  snprintf(kept, sizeof kept, "NVIDIA H200: %s", note);
+  assert_true(strlen(kept) < 160);
+  assert_int_equal(gt_db_set_kept(&db, &r.key, kept), GT_OK);
+  gt_db_free(&db);
+  /* No note buffer is fine. */
+  assert_false(gt_live_decide(&lv, r.speedup, 0.03, &st, NULL, 0));
+}
+
+static void test_names_round_trip(void **state) {
+  (void)state;
+  for (int i = 0; i < GT_LIVE__COUNT; i++) {
+    gt_live_state_t s;
+    assert_true(gt_live_state_parse(gt_live_state_name((gt_live_state_t)i), &s));
+    assert_int_equal(s, i);
+  }
+  gt_live_state_t s;
+  assert_false(gt_live_state_parse("confirmed ", &s));
+  assert_false(gt_live_state_parse("", &s));
+  assert_string_equal(gt_live_state_name(GT_LIVE_NONE), "-");
+  assert_string_equal(gt_live_outcome_name(GT_LIVE_OUT_FAILED), "failed");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_decide_table),
+      cmocka_unit_test(test_decision_makes_a_valid_row),
+      cmocka_unit_test(test_names_round_trip),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
