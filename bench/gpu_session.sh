@@ -55,7 +55,7 @@ for s in "${stages[@]}"; do
       TAIL=60 run_stage tests ${T_TESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 600" ;;
     gtests)
       # Only the tests that need the GPU (the CPU ones run in CI).
-      TAIL=80 run_stage gtests ${T_GTESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 200 -R '^gpu_|cli_test_preload|_gpu\$'" ;;
+      TAIL=80 run_stage gtests ${T_GTESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 200 -R '${GTESTS_RE:-^gpu_|cli_test_preload|_gpu\$}'" ;;
     ktests)
       TAIL=60 run_stage ktests ${T_KTESTS:-180} bash -c "cd '$build' && ctest --output-on-failure -R 'gpu_test_kernels|test_kernel_names' --timeout 150" ;;
     kernels_bias)
