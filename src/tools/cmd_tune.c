@@ -984,7 +984,9 @@ static void print_header(tune_run_t *r) {
            r->cs.so.measure.warm ? "warm" : "cold", r->cs.so.rounds,
            100 * r->cs.so.min_improvement, r->isolate ? "; one worker process per shape" : "",
            r->no_live ? "live confirmation off (--no-live-confirm)"
-                      : "winners confirmed live before they are written");
+           : r->cs.so.backend == GT_BACKEND_CUDA
+               ? "winners confirmed live before they are written"
+               : "no live confirmation on the host (no application call reaches it)");
     if (dev->busy_processes > 0)
       fprintf(stderr, "gemmtune tune: warning: %d other process(es) are using the GPU; timings "
                       "will be noisy\n", dev->busy_processes);
