@@ -1,4 +1,6 @@
-// Which cuBLASLt fp8-output (e4m3 D) configurations the H200's cuBLASLt accepts.
+// Which cuBLASLt fp8-output (e4m3 D) configurations this GPU's cuBLASLt accepts: C type (bf16, f16,
+// e4m3) x C pointer (D itself or a separate buffer) x amax pointer x D scale, one line each with the
+// heuristic's and the matmul's status. Build and run: nvcc bench/fp8_d_probe.cu -lcublasLt && ./a.out
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
