@@ -9,6 +9,7 @@ CUPTI tracer. ``python -m gemmtune COMMAND ...`` (or the ``gemmtune`` script) ru
     python -m gemmtune run --db tuned.db -- python3 serve.py
 
 ``deploy_env(db)`` gives the two variables ``run`` sets, for a subprocess of your own.
+``gemmtune.grouped`` is the race ``tune`` runs in a torch process for grouped_mm keys (MoE experts).
 """
 from ._cli import binary, deploy_env, main, preload_lib, trace_lib, version
 

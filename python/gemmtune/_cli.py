@@ -75,6 +75,10 @@ def main(argv=None):
     """Run the gemmtune CLI with argv (default: this process's arguments); it replaces this
     process, so its exit status is the command's."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # tune races grouped_mm keys in a torch process: the interpreter running this module is the
+    # one whose packages (torch) the user means, whatever `python3` on PATH is.
+    if sys.executable and not os.environ.get("GEMMTUNE_PYTHON"):
+        os.environ["GEMMTUNE_PYTHON"] = sys.executable
     try:
         exe = binary()
     except FileNotFoundError as e:

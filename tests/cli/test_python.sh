@@ -23,6 +23,12 @@ if [ -n "$shim" ]; then
     "import gemmtune, sys; e = gemmtune.deploy_env('$TMP/p.db'); print(e['LD_PRELOAD']); print(e['GEMMTUNE_DB'])"
   expect_grep "the shim in front of what LD_PRELOAD held" "^$shim:/x\.so$"
 fi
+# tune races grouped_mm keys in a torch process: the CLI gets this interpreter (with its torch).
+expect_exit 0 "python -m gemmtune hands over its interpreter" env -u GEMMTUNE_PYTHON \
+  GEMMTUNE_BIN=/usr/bin/env python3 -m gemmtune
+expect_grep "... as GEMMTUNE_PYTHON" "^GEMMTUNE_PYTHON=$(python3 -c 'import sys; print(sys.executable)')$"
+expect_exit 0 "... unless one is named" env GEMMTUNE_PYTHON=/opt/py GEMMTUNE_BIN=/usr/bin/env python3 -m gemmtune
+expect_grep "... which stays" '^GEMMTUNE_PYTHON=/opt/py$'
 expect_exit 0 "the package imports" python3 -c "import gemmtune; print(gemmtune.binary())"
 expect_grep "binary from GEMMTUNE_BIN" "$(basename "$GT")"
 finish
