@@ -158,7 +158,9 @@ for s in "${stages[@]}"; do
       # one call. One model fits one call (~6-7 min, most of it Inductor's autotuning):
       # INDUCTOR_ARGS defaults to "--shapes 8b"; run "--shapes 70b" in a second call, then
       # combine the two JSONs with decode_vs_inductor.py --merge. "--smoke" is a one-minute
-      # check. Killed at its limit, it still writes what it measured.
+      # check. Killed at its limit, it still writes what it measured. Issue 17's honesty run
+      # (tune's recorded speedups against the application's, prefill rows too):
+      # INDUCTOR_ARGS="--no-inductor --shapes 8b --tokens 1,2,4,8,16,32,64,512,2048".
       idir="$work/inductor"
       mkdir -p "$idir"
       ipy=python3

@@ -115,6 +115,15 @@ assert [v['verdict'] for v in d['verdicts']][1] in ('PASS', 'FAIL')
 [ -s "$TMP/ok/results/r1_gemmtune_stats.csv" ] && ok "the gemmtune worker wrote its stats file" \
   || bad "the gemmtune worker wrote its stats file"
 
+# Issue 17's honesty run: cuBLAS and gemmtune only, the recorded speedups against the application's.
+expect_exit 0 "--no-inductor: two columns" run --fake ok --shapes 8b --tokens 1,64 --no-inductor \
+  --out "$TMP/noind"
+order=$(grep -o '^round [0-9]/[0-9] [a-z]*' <<<"$OUT_TXT" | tr '\n' ' ')
+[ "$order" = "round 1/3 cublas round 1/3 gemmtune round 2/3 cublas round 2/3 gemmtune round 3/3 cublas round 3/3 gemmtune " ] \
+  && ok "... no Inductor worker runs" || bad "... no Inductor worker runs" "$order"
+expect_grep "... its verdicts are n/a" 'every row >= 0\.99x inductor +not measured \(--no-inductor\): n/a$'
+expect_grep "... tune's recorded speedup against the application's, per written row" "tune's speedup within 3% of the application's on >= 90% of rows +[0-9]+ of 6 written rows; farthest "
+expect_grep "... and no written row slower" 'no written row slower in the application than plain +0 of 6 written rows slower: PASS$'
 expect_exit 0 "a key the shim did not serve" run --fake unserved:4096x4096x1 --smoke --out "$TMP/uns"
 expect_grep "is NOT SERVED, with no gemmtune time" '^llama3_8b/o +1 +33\.6 +[0-9.]+ +NOT SERVED '
 expect_grep "saying why" 'NOT SERVED: round 1: 0 of 22 calls served \(notused\)'
