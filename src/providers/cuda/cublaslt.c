@@ -936,6 +936,10 @@ static gt_status_t lt_run(void *state, const gt_operands_t *ops, void *stream) {
     }
   }
   const void *C = ops->C ? ops->C : ops->D;
+  /* cuBLASLt refuses C == D, and a NULL C, when C's type is not D's (an fp8 D takes a 16-bit C):
+   * with beta 0 C is never read, and another device pointer stands for it (PyTorch's scaled_gemm
+   * passes A's: "cublasLtMatmul requires a C pointer that is not result_ptr or nullptr"). */
+  if (C == ops->D && s->descs.ct != s->descs.dt) C = ops->A;
   GT_CUBLAS_CHECK(api->LtMatmul(s->handle, s->descs.op, ops->alpha, ops->A, s->descs.a, ops->B,
                                 s->descs.b, ops->beta, C, s->descs.c, ops->D, s->descs.d, &s->algo,
                                 s->ws_needed ? ops->workspace : NULL,
