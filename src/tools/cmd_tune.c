@@ -1323,6 +1323,30 @@ static bool record_grouped(tune_run_t *r, size_t i, const gt_shape_t *x,
   } else if (strcmp(outcome, "unchanged") == 0) {
     r->n_unchanged++;
     r->n_speedup++;
+    /* The DB's row for the key on this device (an earlier race's winner) no longer wins against
+     * torch: it is retired, as a plain key's is, unless another run replaced it meanwhile. */
+    gt_tune_prev_t prev;
+    gt_tune_prev_find(&r->db, &x->p, &r->here, &prev);
+    if (prev.provider[0]) {
+      bool removed = false;
+      gt_status_t ps = db_update(r, NULL, &x->p, &prev, &removed);
+      if (ps != GT_OK) {
+        fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
+        r->exit_code = gt_status_exit_code(ps);
+        return false;
+      }
+      if (removed) {
+        char key[1024], why[800];
+        snprintf(why, sizeof why, "its choice %s/%s no longer beats torch: %s", prev.provider,
+                 prev.instance, k->note);
+        r->n_retired++;
+        outcome = "retired";
+        snprintf(note, sizeof note, "retired: %s; its row is removed from the DB", why);
+        gt_problem_format_key(&x->p, key, sizeof key);
+        size_t l = strlen(r->retired);
+        snprintf(r->retired + l, sizeof r->retired - l, "  retired: %s: %s\n", key, why);
+      }
+    }
     remember_kept(r, &x->p, note);
   } else {
     outcome = "failed";
@@ -1386,10 +1410,13 @@ static void tune_grouped(tune_run_t *r, const size_t *idx, size_t n) {
   gt_db_t rows;
   char why[512];
   gt_status_t s = gt_tune_grouped_race(&go, keys, &rows, why, sizeof why);
+  bool db_ok = true;
   for (size_t j = 0; j < n; j++) {
     const gt_shape_t *x = &r->sh.v[idx[j]];
-    if (s != GT_OK) {
-      report_grouped(r, idx[j], *x, why);
+    /* Where the race cannot run here (no torch, no GPU for it, no library) the keys are listed;
+     * a race that ran and broke fails the keys it did not report. */
+    if ((s != GT_OK && s != GT_ERR_IO) || !db_ok) {
+      report_grouped(r, idx[j], *x, db_ok ? why : "not recorded: the DB could not be written");
       continue;
     }
     gt_tune_grouped_key_t k = keys[j];
@@ -1398,7 +1425,7 @@ static void tune_grouped(tune_run_t *r, const size_t *idx, size_t n) {
       snprintf(k.note, sizeof k.note, "the grouped race did not reach this key%s%s",
                why[0] ? ": " : "", why);
     }
-    if (!record_grouped(r, idx[j], x, &k, &rows)) break;
+    db_ok = record_grouped(r, idx[j], x, &k, &rows);
   }
   gt_db_free(&rows);
   free(lines);

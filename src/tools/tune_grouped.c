@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "tune_grouped.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,6 +23,8 @@
 #include <unistd.h>
 
 #include "gt_runtime_paths.h"
+
+extern char **environ;
 
 #define RACE_MODULE "gemmtune.grouped"
 #define RACE_EXIT_NO_DEVICE 77
@@ -124,17 +128,63 @@ static int wait_child(pid_t pid, double deadline, bool *timed_out) {
     struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
+  /* What the leader started and that outlived it (or ignored TERM) goes with it. */
+  if (*timed_out) (void)kill(-pid, SIGKILL);
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
 }
 
-static void remove_dir(const char *dir, const char *const *names, size_t n) {
-  char p[PATH_MAX];
-  for (size_t i = 0; i < n; i++) {
-    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-    (void)unlink(p);
+/* The temporary folder and everything in it (the race's DB writer leaves a temporary file when
+ * it is stopped mid-write). */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    char p[PATH_MAX + 256];
+    while ((e = readdir(d)))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        (void)unlink(p);
+      }
+    closedir(d);
   }
   (void)rmdir(dir);
+}
+
+/* The child's environment, built before fork (nothing may allocate between fork and exec: another
+ * thread may hold the allocator's lock): this process's, with PYTHONPATH led by ppath (when set)
+ * and PYTHONUNBUFFERED=1. The strings are the caller's to free with env_free. */
+static char **child_env(const char *ppath) {
+  size_t n = 0;
+  while (environ && environ[n]) n++;
+  char **env = calloc(n + 3, sizeof *env);
+  if (!env) return NULL;
+  size_t k = 0;
+  const char *old = getenv("PYTHONPATH");
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "PYTHONPATH=", 11) && strncmp(environ[i], "PYTHONUNBUFFERED=", 17))
+      env[k++] = environ[i];
+  char *pp = NULL, *ub = NULL;
+  if (ppath[0]) {
+    if (asprintf(&pp, "PYTHONPATH=%s%s%s", ppath, old && *old ? ":" : "", old && *old ? old : "") < 0)
+      pp = NULL;
+  } else if (old) {
+    if (asprintf(&pp, "PYTHONPATH=%s", old) < 0) pp = NULL;
+  }
+  if (asprintf(&ub, "PYTHONUNBUFFERED=1") < 0) ub = NULL;
+  if (pp) env[k++] = pp;
+  if (ub) env[k++] = ub;
+  env[k] = NULL;
+  return env;
+}
+
+/* Frees what child_env allocated (the two strings it added, then the array). */
+static void env_free(char **env) {
+  if (!env) return;
+  for (size_t i = 0; env[i]; i++)
+    if (strncmp(env[i], "PYTHONPATH=", 11) == 0 || strncmp(env[i], "PYTHONUNBUFFERED=", 17) == 0)
+      free(env[i]);
+  free(env);
 }
 
 gt_status_t gt_tune_grouped_race(const gt_tune_grouped_opts_t *o, gt_tune_grouped_key_t *keys,
@@ -161,7 +211,6 @@ gt_status_t gt_tune_grouped_race(const gt_tune_grouped_opts_t *o, gt_tune_groupe
     snprintf(why, cap, "cannot make a temporary folder %s: %s", dir, strerror(errno));
     return gt_err_set(GT_ERR_IO, "%s", why);
   }
-  static const char *const k_files[] = {"grouped.db", "results.tsv", "race.log"};
   char db[PATH_MAX + 16], res[PATH_MAX + 16], logp[PATH_MAX + 16];
   snprintf(db, sizeof db, "%s/grouped.db", dir);
   snprintf(res, sizeof res, "%s/results.tsv", dir);
@@ -170,7 +219,7 @@ gt_status_t gt_tune_grouped_race(const gt_tune_grouped_opts_t *o, gt_tune_groupe
   size_t llen = 16 * o->nlines + 1;
   char *lines = malloc(llen);
   if (!lines) {
-    remove_dir(dir, k_files, 3);
+    remove_dir(dir);
     return gt_err_set(GT_ERR_NOMEM, "out of memory");
   }
   size_t at = 0;
@@ -185,33 +234,41 @@ gt_status_t gt_tune_grouped_race(const gt_tune_grouped_opts_t *o, gt_tune_groupe
   const char *argv[] = {py, "-m", RACE_MODULE, o->shapes_path, "--lines", lines, "--lib", lib,
                         "--db", db, "--results", res, "--device", dev, "--rounds", rounds,
                         "--threshold", thr, NULL};
+  char **env = child_env(ppath);
+  if (!env) {
+    free(lines);
+    remove_dir(dir);
+    return gt_err_set(GT_ERR_NOMEM, "out of memory");
+  }
+  static const char k_exec_fail[] = "cannot run the interpreter GEMMTUNE_PYTHON names (or "
+                                    "python3): exec failed\n";
+  const pid_t parent = getpid();
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
+    env_free(env);
     free(lines);
-    remove_dir(dir, k_files, 3);
+    remove_dir(dir);
     snprintf(why, cap, "cannot start %s: %s", py, strerror(errno));
     return gt_err_set(GT_ERR_IO, "%s", why);
   }
   if (pid == 0) {
+    /* Only async-signal-safe calls from here to exec. The race dies with tune (its own process
+     * group keeps a terminal's Ctrl-C from reaching it, so tune's death must). */
     (void)setpgid(0, 0);
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
     if (nul >= 0) dup2(nul, 0);
-    if (ppath[0]) {
-      const char *old = getenv("PYTHONPATH");
-      char *v = NULL;
-      if (asprintf(&v, "%s%s%s", ppath, old && *old ? ":" : "", old && *old ? old : "") > 0)
-        setenv("PYTHONPATH", v, 1);
-    }
-    setenv("PYTHONUNBUFFERED", "1", 1);
-    execvp(py, (char *const *)argv);
-    fprintf(stderr, "cannot run %s: %s (GEMMTUNE_PYTHON names the interpreter)\n", py,
-            strerror(errno));
+    execvpe(py, (char *const *)argv, env);
+    ssize_t w = write(2, k_exec_fail, sizeof k_exec_fail - 1);
+    (void)w;
     _exit(127);
   }
+  env_free(env);
   free(lines);
   (void)setpgid(pid, pid);
   bool timed_out;
@@ -241,6 +298,9 @@ gt_status_t gt_tune_grouped_race(const gt_tune_grouped_opts_t *o, gt_tune_groupe
   }
   char tail[400];
   last_line(logp, tail, sizeof tail);
+  if (s == GT_OK && rc == 127 && strstr(tail, "exec failed"))
+    snprintf(tail, sizeof tail, "cannot run %s: not found or not executable (GEMMTUNE_PYTHON "
+             "names the interpreter)", py);
   if (s == GT_OK && timed_out) {
     snprintf(why, cap, "stopped at its time limit (%.0f s)", o->timeout_s);
   } else if (s == GT_OK && rc == RACE_EXIT_NO_DEVICE) {
@@ -253,7 +313,11 @@ gt_status_t gt_tune_grouped_race(const gt_tune_grouped_opts_t *o, gt_tune_groupe
     snprintf(why, cap, "%s -m %s exited %d: %s", py, RACE_MODULE, rc,
              tail[0] ? tail : "(no output)");
     s = gt_err_set(GT_ERR_IO, "%s", why);
+  } else if (s == GT_OK && rc != 0 && nres < o->nlines) {
+    /* It stopped part-way: the keys it never reported say why. */
+    snprintf(why, cap, "%s -m %s exited %d: %s", py, RACE_MODULE, rc,
+             tail[0] ? tail : "(no output)");
   }
-  remove_dir(dir, k_files, 3);
+  remove_dir(dir);
   return s;
 }

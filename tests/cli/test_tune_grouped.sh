@@ -42,6 +42,9 @@ if mode == "nodevice":
     sys.exit(77)
 if mode == "hang":
     time.sleep(600)
+if mode == "nomodule":
+    sys.stderr.write("ModuleNotFoundError: No module named 'gemmtune'\n")
+    sys.exit(1)
 ap = argparse.ArgumentParser()
 ap.add_argument("shapes")
 for o in ("--lines", "--lib", "--db", "--results", "--device", "--rounds", "--threshold"):
@@ -61,7 +64,7 @@ for line, srow in gr.grouped_keys(a.shapes):
     if line == 4:
         res.write("%d\tfailed\t10.000\t0.000\t-\ttorch._grouped_mm: planted failure\n" % line)
         continue
-    own = 8.0 if line == 2 else 9.9
+    own = 8.0 if line == 2 and mode != "lose" else 9.9
     results = [dict(instance="gt_sm90_grpd_bf16_t64x16x128_s4_nk", time_us=own, spread_pct=0.8,
                     error=1e-3, agree=True)]
     row, outcome, best, note = gr.decide(cells, 10.0, 1.0, results, float(a.threshold),
@@ -108,6 +111,22 @@ from gemmtune.grouped import rows as gr
 print(gr.key_text(gr.key_cells(next(gr.grouped_keys(sys.argv[2]))[1])))' "$SRC/python" "$TMP/cap.csv")
 expect_exit 0 "explain finds the row for the captured key" "$GT" explain "$TMP/t.db" "$key1"
 expect_grep "served by the own grouped instance" 'provider=grouped instance=gt_sm90_grpd_bf16_t64x16x128_s4_nk'
+
+# ---- a re-tune the own instance no longer wins retires its row ---------------------------------
+expect_exit 1 "re-tune into the same DB, torch now fastest on line 2" env FAKE_MODE=lose \
+  "${race[@]}" "$GT" tune --cpu --rounds 3 --no-calibration "$TMP/cap.csv" -o "$TMP/t.db"
+expect_grep "the key's outcome is retired" '^ +1  .* retired +-$'
+expect_grep "... saying which choice and why" 'retired: its choice grouped/gt_sm90_grpd_bf16_t64x16x128_s4_nk no longer beats torch: best'
+expect_grep "... and the summary counts it" ', 1 rows retired'
+OUT_TXT=$(cat "$TMP/t.db")
+expect_nogrep "the row is gone from the DB" '^grouped_mm,'
+
+# ---- a race that breaks: its keys fail, naming why -----------------------------------------------
+expect_exit 1 "the package not importable" env FAKE_MODE=nomodule "${race[@]}" "$GT" tune --cpu \
+  --rounds 3 --no-calibration "$TMP/cap.csv" -o "$TMP/nm.db"
+[ "$(grep -cE '^ +[123]  .* failed ' <<<"$OUT_TXT")" = 3 ] && ok "... each grouped key failed" \
+  || bad "each grouped key failed" "$OUT_TXT"
+expect_grep "... with the interpreter's last words" "exited 1: ModuleNotFoundError: No module named 'gemmtune'"
 
 # ---- the race cannot run: every grouped key says why, the rest is tuned -------------------------
 expect_exit 0 "no interpreter" env GEMMTUNE_TEST_PROVIDERS=1 GEMMTUNE_PYTHON="$TMP/no-such-python" \

@@ -228,16 +228,19 @@ def main(argv=None):
     if lib:
         print(gr.TABLE_HEADER)
     rows, counts, rc = [], {"improved": 0, "unchanged": 0, "failed": 0, "skipped": 0}, 0
-    for line, shape_row in gr.grouped_keys(a.shapes):
+    state = {"rc": rc}
+
+    def one(line, shape_row):
+        """One key's race; every outcome is printed and goes to the results file."""
         if want is not None and line not in want:
-            continue
+            return
         try:
             cells = gr.key_cells(shape_row)
         except gr.RowError as e:
             print("key %d: skipped: %s" % (line, e))
             out.add(line, "skipped", note=e)
             counts["skipped"] += 1
-            continue
+            return
         # A row is a claim about the device it was measured on: keys of another one are not raced.
         if lib and (cells["arch"], int(cells["sm_count"])) != (arch, sms):
             why = "captured on %s with %s SMs, this device is %s with %d" % (
@@ -245,7 +248,7 @@ def main(argv=None):
             print("key %d: skipped: %s" % (line, why))
             out.add(line, "skipped", note=why)
             counts["skipped"] += 1
-            continue
+            return
         try:
             ops = Operands(cells, sets_for(cells, l2))
             iters = a.reps * len(ops.sets)
@@ -257,13 +260,13 @@ def main(argv=None):
             print("key %d: failed: torch._grouped_mm: %s" % (line, e))
             out.add(line, "failed", note="torch._grouped_mm: %s" % e)
             counts["failed"] += 1
-            rc = 1
-            continue
+            state["rc"] = 1
+            return
         if not lib:
             print("key %d groups=%d rows=%d N=%d K=%d layout=%s baseline_us=%.3f spread_pct=%.1f "
                   "err=%.2e" % (line, ops.g, ops.rows, ops.n, ops.k, cells["transa"], base_us,
                                 base_spread, err), flush=True)
-            continue
+            return
         notes = []
         try:
             results = race_own(lib, names, ops, ref32, ref_torch, iters, a.rounds, notes.append)
@@ -271,17 +274,17 @@ def main(argv=None):
             print("key %d: failed: %s" % (line, e))
             out.add(line, "failed", base_us, note=str(e))
             counts["failed"] += 1
-            rc = 1
+            state["rc"] = 1
             del ops, ref32, ref_torch
             torch.cuda.empty_cache()
-            continue
+            return
         try:
             row, outcome, best, note = gr.decide(cells, base_us, base_spread, results,
                                                  a.threshold, a.rounds, props.name, mem_gib,
                                                  sm_clock())
         except gr.RowError as e:
             row, outcome, best, note = None, "failed", None, str(e)
-            rc = 1
+            state["rc"] = 1
         if row:
             rows.append(row)
             # Written as each row is won: a race stopped later keeps the rows it finished.
@@ -296,6 +299,17 @@ def main(argv=None):
         sys.stdout.flush()
         del ops, ref32, ref_torch
         torch.cuda.empty_cache()
+
+    for line, shape_row in gr.grouped_keys(a.shapes):
+        try:
+            one(line, shape_row)
+        except Exception as e:  # noqa: BLE001 - one key's failure, named, never the whole race
+            print("key %d: failed: %s: %s" % (line, type(e).__name__, e), flush=True)
+            out.add(line, "failed", note="%s: %s" % (type(e).__name__, e))
+            counts["failed"] += 1
+            state["rc"] = 1
+            torch.cuda.empty_cache()
+    rc = state["rc"]
     if lib:
         gr.write_db(a.db, rows, props.name, {"torch": torch.__version__})
         print("%d improved, %d unchanged, %d failed, %d skipped; wrote %s (%d rows)" % (

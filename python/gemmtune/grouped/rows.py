@@ -52,7 +52,10 @@ def grouped_keys(path):
     the CSV row as a dict. Rows marked not tunable (capture's not_tunable column) are left out:
     the runtime always serves them with torch's function."""
     with open(path, newline="") as f:
-        lines = [(i, l) for i, l in enumerate(f, start=1) if not l.startswith("#")]
+        # Comments and blank lines are not rows (csv skips blank ones itself, so they must go
+        # here too, or the line numbers, which tune names keys by, drift after one).
+        lines = [(i, l) for i, l in enumerate(f, start=1)
+                 if not l.startswith("#") and l.strip()]
     if not lines:
         return
     numbers = [i for i, _ in lines]
