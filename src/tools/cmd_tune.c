@@ -1024,6 +1024,9 @@ static bool shape_is_ours(tune_run_t *r, const gt_shape_t *x, char *key, size_t 
  * alone when nothing was retired or tried. unconfirmed: the race's winner, which was not
  * confirmed live (live_why: what the replay found); NULL when no candidate beat the baseline.
  * Returns 1 when retired, 0 when not, -1 when the DB could not be written (the run stops). */
+static int retire_prev(tune_run_t *r, const gt_shape_t *x, const gt_tune_prev_t *prev,
+                       const char *why, char *note, size_t cap);
+
 static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t *o,
                       const gt_db_row_t *unconfirmed, const char *live_why, char *note,
                       size_t cap) {
@@ -1035,8 +1038,16 @@ static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t 
                   : gt_tune_prev_retires(&o->prev, o->base_us, o->best_us, o->threshold, why,
                                          sizeof why);
   if (!retires) return 0;
+  return retire_prev(r, x, &o->prev, why, note, cap);
+}
+
+/* Remove the DB's row prev for x's key (the race disproved it, for why), count it for the summary
+ * and say so in note. Returns 1 retired, 0 not (another run replaced the row meanwhile: note says
+ * so), -1 when the DB could not be written (the run stops). */
+static int retire_prev(tune_run_t *r, const gt_shape_t *x, const gt_tune_prev_t *prev,
+                       const char *why, char *note, size_t cap) {
   bool removed = false;
-  gt_status_t s = db_update(r, NULL, &x->p, &o->prev, &removed);
+  gt_status_t s = db_update(r, NULL, &x->p, prev, &removed);
   if (s != GT_OK) {
     fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
     r->exit_code = gt_status_exit_code(s);
@@ -1044,7 +1055,7 @@ static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t 
   }
   if (!removed) {
     snprintf(note, cap, "the DB's row %s/%s was not retired: another run replaced it meanwhile",
-             o->prev.provider, o->prev.instance);
+             prev->provider, prev->instance);
     return 0;
   }
   r->n_retired++;
@@ -1328,24 +1339,12 @@ static bool record_grouped(tune_run_t *r, size_t i, const gt_shape_t *x,
     gt_tune_prev_t prev;
     gt_tune_prev_find(&r->db, &x->p, &r->here, &prev);
     if (prev.provider[0]) {
-      bool removed = false;
-      gt_status_t ps = db_update(r, NULL, &x->p, &prev, &removed);
-      if (ps != GT_OK) {
-        fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
-        r->exit_code = gt_status_exit_code(ps);
-        return false;
-      }
-      if (removed) {
-        char key[1024], why[800];
-        snprintf(why, sizeof why, "its choice %s/%s no longer beats torch: %s", prev.provider,
-                 prev.instance, k->note);
-        r->n_retired++;
-        outcome = "retired";
-        snprintf(note, sizeof note, "retired: %s; its row is removed from the DB", why);
-        gt_problem_format_key(&x->p, key, sizeof key);
-        size_t l = strlen(r->retired);
-        snprintf(r->retired + l, sizeof r->retired - l, "  retired: %s: %s\n", key, why);
-      }
+      char why[800];
+      snprintf(why, sizeof why, "its choice %s/%s no longer beats torch: %s", prev.provider,
+               prev.instance, k->note);
+      const int rt = retire_prev(r, x, &prev, why, note, sizeof note);
+      if (rt < 0) return false;
+      if (rt > 0) outcome = "retired";
     }
     remember_kept(r, &x->p, note);
   } else {
