@@ -10,6 +10,7 @@ static const gt_env_var_t k_vars[] = {
     {"GEMMTUNE_CAPTURE", GT_ENV_SHIM, "record mode: the issued GEMM keys as a shapes file at exit"},
     {"GEMMTUNE_STATS", GT_ENV_SHIM, "per-key calls, hits and decisions as CSV at exit"},
     {"GEMMTUNE_TRACE", GT_ENV_TRACER, "where the tracer writes its kernel trace"},
+    {"GEMMTUNE_TRACE_CALLS", GT_ENV_TRACER, "1: the tracer times each GEMM call by its kernels"},
     {"GEMMTUNE_PRELOAD_LIB", GT_ENV_CLI, "the preload shim capture, run and verify use"},
     {"GEMMTUNE_TRACE_LIB", GT_ENV_CLI, "the tracer capture and verify inject"},
     {"GEMMTUNE_TORCH_BRIDGE", GT_ENV_CLI, "0: capture, run and verify do not preload the torch bridge (default: they do, where it was built)"},

@@ -207,6 +207,7 @@ static void call_marked(gt_preload_call_t *c, const gt_problem_t *key, const cha
   if (gt_preload.capture) gt_rt_time_begin(c->rt, e, c->stream, &c->timer);
   log_marked(c, e);
   gt_preload_graph_begin(c, e);
+  gt_preload_call_tag_begin(c, e);
 }
 
 bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_problem_t *key,
@@ -232,12 +233,14 @@ bool gt_preload_call_try(gt_preload_call_t *c, gt_status_t key_status, const gt_
    * served its grouped calls (torch loads cuBLASLt only at its first matmul). */
   if (!gt_preload.hits_allowed && key->op != GT_OP_GROUPED_MM) {
     gt_preload_graph_begin(c, e);
+    gt_preload_call_tag_begin(c, e);
     return false;
   }
   gt_rt_state_t st = gt_rt_decide(c->rt, e, c->stream);
   log_decision(c, e, st);
   /* After deciding: a decision may allocate, never enqueue; what the call enqueues follows. */
   gt_preload_graph_begin(c, e);
+  gt_preload_call_tag_begin(c, e);
   if (st != GT_RT_HIT) return false;
   gt_err_clear();
   gt_status_t s = gt_rt_run_hit(c->rt, e, ops, c->stream);
@@ -287,5 +290,6 @@ void gt_preload_call_groups(gt_preload_call_t *c, const gt_problem_t *keys,
 
 void gt_preload_call_end(gt_preload_call_t *c) {
   if (c->rt) gt_rt_time_end(c->rt, &c->timer, c->stream);
+  gt_preload_call_tag_end(c);
   gt_preload_graph_end(c);
 }

@@ -26,6 +26,9 @@
 typedef int (*node_ids_fn)(void *const *nodes, int n, uint64_t *ids);
 typedef int (*runs_fn)(const uint64_t *ids, int n, uint64_t *runs, uint64_t *ns, char *why,
                        size_t cap);
+typedef int (*call_tag_fn)(uint64_t tag);
+typedef int (*call_times_fn)(const uint64_t *tags, int n, uint64_t *ns, uint64_t *kernels,
+                             char *why, size_t cap);
 
 static struct {
   pthread_once_t once;
@@ -37,6 +40,13 @@ static struct {
   gt_rt_entry_t **entry; /* the entry of each call */
   size_t n, cap;
   bool nomem;
+  /* calls outside capture whose kernels the tracer times (gemmtune_trace_call_*): the entries
+   * tagged at least once, under mu */
+  call_tag_fn call_tag;
+  call_times_fn call_times;
+  gt_rt_entry_t **tagged;
+  size_t ntagged, captagged;
+  bool tagged_nomem;
 } g_graph = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The tracer of this process, if CUDA_INJECTION64_PATH names one that exports the graph queries
@@ -53,6 +63,9 @@ static void find_tracer(void) {
   if (h) {
     *(void **)&g_graph.node_ids = dlsym(h, "gemmtune_trace_graph_node_ids");
     *(void **)&g_graph.runs = dlsym(h, "gemmtune_trace_graph_runs");
+    *(void **)&g_graph.call_tag = dlsym(h, "gemmtune_trace_call_tag");
+    *(void **)&g_graph.call_times = dlsym(h, "gemmtune_trace_call_times");
+    if (!g_graph.call_tag || !g_graph.call_times) g_graph.call_tag = NULL, g_graph.call_times = NULL;
   }
   if (!g_graph.node_ids || !g_graph.runs) {
     g_graph.node_ids = NULL, g_graph.runs = NULL;
@@ -198,6 +211,80 @@ void gt_preload_graph_end(gt_preload_call_t *c) {
   keep_call(m->e, &call);
 }
 
+/* ---- calls outside capture: their kernels' time from the tracer -------------------------- */
+
+/* e into the list of tagged entries, once. */
+static void register_tagged(gt_rt_entry_t *e) {
+  if (atomic_exchange(&e->eager.registered, 1)) return;
+  pthread_mutex_lock(&g_graph.mu);
+  if (g_graph.ntagged == g_graph.captagged) {
+    size_t cap = g_graph.captagged ? 2 * g_graph.captagged : 64;
+    gt_rt_entry_t **nv = realloc(g_graph.tagged, cap * sizeof *nv);
+    if (!nv) {
+      g_graph.tagged_nomem = true;
+      pthread_mutex_unlock(&g_graph.mu);
+      return;
+    }
+    g_graph.tagged = nv;
+    g_graph.captagged = cap;
+  }
+  g_graph.tagged[g_graph.ntagged++] = e;
+  pthread_mutex_unlock(&g_graph.mu);
+}
+
+void gt_preload_call_tag_begin(gt_preload_call_t *c, gt_rt_entry_t *e) {
+  c->tagged = false;
+  if (!gt_preload.capture || !e || c->graph.active) return;
+  pthread_once(&g_graph.once, find_tracer);
+  if (!g_graph.call_tag || g_graph.call_tag((uint64_t)(uintptr_t)e) != 0) return;
+  c->tagged = true;
+  atomic_fetch_add_explicit(&e->eager.tagged, 1, memory_order_relaxed);
+  register_tagged(e);
+}
+
+void gt_preload_call_tag_end(gt_preload_call_t *c) {
+  if (!c->tagged) return;
+  c->tagged = false;
+  (void)g_graph.call_tag(0);
+}
+
+void gt_preload_calls_fold(gt_preload_graph_summary_t *out) {
+  out->eager_traced = false;
+  out->eager_tagged = 0;
+  out->eager_why[0] = '\0';
+  pthread_once(&g_graph.once, find_tracer);
+  pthread_mutex_lock(&g_graph.mu);
+  size_t n = g_graph.ntagged;
+  if (!g_graph.call_times) {
+    snprintf(out->eager_why, sizeof out->eager_why, "%s",
+             g_graph.why[0] ? g_graph.why : "the kernel tracer does not time calls");
+  } else if (g_graph.tagged_nomem) {
+    snprintf(out->eager_why, sizeof out->eager_why, "out of host memory");
+  } else if (n > (size_t)INT32_MAX) {
+    snprintf(out->eager_why, sizeof out->eager_why, "too many keys");
+  } else if (n) {
+    uint64_t *tags = malloc(n * sizeof *tags), *ns = malloc(n * sizeof *ns);
+    uint64_t *kn = malloc(n * sizeof *kn);
+    if (!tags || !ns || !kn) {
+      snprintf(out->eager_why, sizeof out->eager_why, "out of host memory");
+    } else {
+      for (size_t i = 0; i < n; i++) tags[i] = (uint64_t)(uintptr_t)g_graph.tagged[i];
+      if (g_graph.call_times(tags, (int)n, ns, kn, out->eager_why, sizeof out->eager_why) == 0) {
+        out->eager_traced = true;
+        for (size_t i = 0; i < n; i++) {
+          g_graph.tagged[i]->eager.ns = ns[i];
+          g_graph.tagged[i]->eager.ok = true;
+          out->eager_tagged += atomic_load(&g_graph.tagged[i]->eager.tagged);
+        }
+      } else if (!out->eager_why[0]) {
+        snprintf(out->eager_why, sizeof out->eager_why, "the kernel tracer could not say");
+      }
+    }
+    free(tags), free(ns), free(kn);
+  }
+  pthread_mutex_unlock(&g_graph.mu);
+}
+
 /* ---- at exit ------------------------------------------------------------------------------- */
 
 typedef struct entry_ctx {
@@ -312,5 +399,16 @@ size_t gt_preload_graph_line(const gt_preload_graph_summary_t *s, char *buf, siz
   if (n < 0 || (size_t)n >= cap) return 0;
   for (int i = 0; i < n - 1; i++)
     if (buf[i] == '\n' || buf[i] == '\r') buf[i] = ' ';
-  return (size_t)n;
+  int m;
+  if (s->eager_traced)
+    m = snprintf(buf + n, cap - (size_t)n,
+                 "#gemmtune-eager timed_by=cupti-kernels tagged_calls=%" PRIu64 "\n",
+                 s->eager_tagged);
+  else
+    m = snprintf(buf + n, cap - (size_t)n, "#gemmtune-eager timed_by=events reason=%s\n",
+                 s->eager_why[0] ? s->eager_why : "no call was timed by the kernel tracer");
+  if (m < 0 || (size_t)m >= cap - (size_t)n) return 0;
+  for (int i = n; i < n + m - 1; i++)
+    if (buf[i] == '\n' || buf[i] == '\r') buf[i] = ' ';
+  return (size_t)(n + m);
 }

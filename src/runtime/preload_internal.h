@@ -222,6 +222,7 @@ typedef struct gt_preload_call {
   gt_rt_entry_t *e;
   gt_rt_timer_t timer;
   gt_preload_graph_mark_t graph;
+  bool tagged; /* the tracer credits this thread's launches to e (gt_preload_call_tag_begin) */
 } gt_preload_call_t;
 
 /* Counts one call of entry that could not be keyed, for reason why (said once per distinct
@@ -261,6 +262,13 @@ void gt_preload_graph_begin(gt_preload_call_t *c, gt_rt_entry_t *e);
  * Idempotent; nothing when begin found no capture. */
 void gt_preload_graph_end(gt_preload_call_t *c);
 
+/* In capture mode, for a call outside stream capture (after gt_preload_graph_begin): tags the
+ * thread so the kernel tracer credits the kernels the call launches to e. Nothing without the
+ * tracer or under capture. gt_preload_call_end ends it. */
+void gt_preload_call_tag_begin(gt_preload_call_t *c, gt_rt_entry_t *e);
+/* Ends the tag gt_preload_call_tag_begin set (idempotent). */
+void gt_preload_call_tag_end(gt_preload_call_t *c);
+
 /* What the exit report says about the calls made under capture. */
 typedef struct gt_preload_graph_summary {
   uint64_t captured;   /* calls made under capture */
@@ -268,13 +276,20 @@ typedef struct gt_preload_graph_summary {
   uint64_t runs;       /* their executions in graph replays */
   bool counted;        /* the tracer counted replays (identified calls are replaced by them) */
   char why[320];       /* why not, or why some calls were not identified; "" when all were */
+  /* calls made outside capture: their kernels timed by the tracer (tagged of them), or not */
+  uint64_t eager_tagged;
+  bool eager_traced;
+  char eager_why[320];
 } gt_preload_graph_summary_t;
 
 /* At exit, before the capture rows are collected: asks the tracer how often the kept calls'
  * nodes ran and fills each entry's graph counters (rt_engine.h) when it could say. */
 void gt_preload_graph_fold(gt_preload_graph_summary_t *out);
-/* The capture file's '#gemmtune-replays ...' line for s (with its newline) into buf; returns
- * its length, 0 when it does not fit. */
+/* At exit, after gt_preload_graph_fold: asks the tracer for the kernel time of the tagged calls
+ * of each entry (the entries' eager counters) and says in out whether it could. */
+void gt_preload_calls_fold(gt_preload_graph_summary_t *out);
+/* The capture file's '#gemmtune-replays ...' and '#gemmtune-eager ...' lines for s (with their
+ * newlines) into buf; returns their length, 0 when they do not fit. */
 size_t gt_preload_graph_line(const gt_preload_graph_summary_t *s, char *buf, size_t cap);
 
 /* ---- the entry-point skeleton (preload_entry*.c) --------------------------------------------

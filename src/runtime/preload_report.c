@@ -103,10 +103,16 @@ static void collect_entry(void *ctx, gt_rt_entry_t *e) {
   /* Calls that were not measured (under graph capture, or with every event in flight) are
    * credited the key's mean measured time; calls made under capture whose replays the tracer
    * counted are replaced by those replays and their kernels' time (gt_preload_graph_fold). */
-  const double mean = e->timed_calls ? e->time_us / (double)e->timed_calls
-                      : e->first_timed_dropped ? e->first_us : 0.0;
+  double mean = e->timed_calls ? e->time_us / (double)e->timed_calls
+                : e->first_timed_dropped ? e->first_us : 0.0;
   const gt_graph_key_sum_t gs = {.captured = e->graph.captured, .runs = e->graph.runs,
                                  .ns = e->graph.ns};
+  /* Every call made outside capture timed by its kernels (gt_preload_calls_fold): their kernel
+   * time replaces the event pairs', which also hold the launch gaps of a host-bound caller. */
+  const uint64_t eager = calls - (gs.captured <= calls ? gs.captured : 0);
+  const uint64_t tagged = atomic_load(&e->eager.tagged);
+  if (e->eager.ok && eager > 0 && tagged == eager)
+    mean = (double)e->eager.ns / 1000.0 / (double)eager;
   double t;
   gt_graph_adjust(calls, mean, &gs, &calls, &t);
   if (calls == 0) return;
@@ -360,7 +366,10 @@ void gt_preload_exit(void) {
   collect_t cl = {0};
   stats_collect_t sc = {0};
   gt_preload_graph_summary_t gs = {0};
-  if (g->capture) gt_preload_graph_fold(&gs);
+  if (g->capture) {
+    gt_preload_graph_fold(&gs);
+    gt_preload_calls_fold(&gs);
+  }
   if (g->log) {
     gt_preload_say("calls and hits per key (%s):", g->db_desc);
     gt_preload_say("%6s %10s %10s  %-9s %-27s %s", "device", "calls", "hits", "decision",

@@ -97,6 +97,14 @@ typedef struct gt_rt_entry {
   struct {
     uint64_t captured, runs, ns;
   } graph;
+  /* capture mode: calls made outside graph capture whose kernels the tracer timed (tagged), and
+   * at exit their kernels' time (ns; ok when the tracer's answer was whole). */
+  struct {
+    _Atomic uint64_t tagged;
+    _Atomic int registered;
+    uint64_t ns;
+    bool ok;
+  } eager;
 } gt_rt_entry_t;
 
 /* Receives one complete line (no newline, no "gemmtune:" prefix). */

@@ -22,7 +22,7 @@ static const char k_help[] =
     "cuBLAS GEMM the process issues (cublasGemmEx, cublasGemmStridedBatchedEx,\n"
     "cublasGemmBatchedEx, cublasGemmGroupedBatchedEx, cublasSgemm/Hgemm and their\n"
     "StridedBatched forms, the _64 variants of all of them, cublasLtMatmul) is keyed exactly as\n"
-    "the runtime keys it, counted, and timed with CUDA events outside graph capture. At exit the\n"
+    "the runtime keys it, counted, and timed (below). At exit the\n"
     "shim writes SHAPES (default gemmtune-shapes.csv): one row per distinct key, sorted by share\n"
     "of GEMM time, which `gemmtune tune` accepts. A GEMM that cannot be tuned (pointer-array or\n"
     "grouped batches, FP8 scaling, device pointer mode, a non-default algo...) has its row too,\n"
@@ -34,6 +34,12 @@ static const char k_help[] =
     "not possible (the tracer is missing, another tool injects into CUDA or holds CUPTI, the\n"
     "application links the CUDA runtime statically...) they count once each, as API calls,\n"
     "and capture says so; the file's '#gemmtune-replays' line says which method counted.\n\n"
+    "Calls made outside capture are timed by their own kernels too: the tracer credits every\n"
+    "kernel a GEMM call launches to the call's key, so a key's time is what its kernels ran,\n"
+    "without the launch gaps an event pair around a call from a host-bound caller (an eager\n"
+    "decode step) also measures. Where the tracer cannot say for every call (records dropped,\n"
+    "no tracer) the CUDA-event times stand; the '#gemmtune-eager' line says which (timed_by=\n"
+    "cupti-kernels or events, with the reason).\n\n"
     "The file also names the cuBLAS and cuBLASLt the process loaded (path and version, '#'\n"
     "lines), so `gemmtune tune` loads the same ones: cuBLASLt rows apply only to the version\n"
     "they were tuned with.\n\n"
@@ -115,24 +121,39 @@ static void remove_trace_dir(const char *dir) {
   rmdir(dir);
 }
 
-/* The '#gemmtune-replays ...' line of the capture file (without the prefix), "" when none. */
-static void replays_line(const char *path, char *out, size_t cap) {
+/* The capture file's line starting with prefix ("#gemmtune-replays "), without the prefix; ""
+ * when none. */
+static void preamble_line(const char *path, const char *prefix, char *out, size_t cap) {
   out[0] = '\0';
   FILE *f = fopen(path, "r");
   if (!f) return;
   char line[1024];
+  const size_t pl = strlen(prefix);
   while (fgets(line, sizeof line, f) && line[0] == '#') {
-    if (strncmp(line, "#gemmtune-replays ", 18) != 0) continue;
+    if (strncmp(line, prefix, pl) != 0) continue;
     line[strcspn(line, "\r\n")] = '\0';
-    snprintf(out, cap, "%s", line + 18);
+    snprintf(out, cap, "%s", line + pl);
   }
   fclose(f);
+}
+
+/* One line on how calls outside graph capture were timed. */
+static void say_eager(const char *path) {
+  char r[1024];
+  preamble_line(path, "#gemmtune-eager ", r, sizeof r);
+  if (!r[0]) return;
+  if (strncmp(r, "timed_by=cupti-kernels", 22) == 0)
+    fprintf(stderr, "gemmtune capture: calls outside graph capture timed by their kernels in the "
+                    "trace (%s)\n", r);
+  else
+    fprintf(stderr, "gemmtune capture: calls outside graph capture timed with CUDA events around "
+                    "each call, which include launch gaps (%s)\n", r);
 }
 
 /* One line on how calls under graph capture were counted, from the file and what capture knew. */
 static void say_replays(const char *path, const char *why_no_tracer) {
   char r[1024];
-  replays_line(path, r, sizeof r);
+  preamble_line(path, "#gemmtune-replays ", r, sizeof r);
   if (!r[0] || strstr(r, "captured_calls=0")) return;
   if (strncmp(r, "counted_by=cupti-graph-nodes", 28) == 0)
     fprintf(stderr, "gemmtune capture: graph replays counted through the kernel trace (%s)\n", r);
@@ -217,6 +238,7 @@ int gt_cmd_capture(int argc, char **argv) {
       snprintf(trace, sizeof trace, "%s/trace.%%p", tdir);
       setenv("CUDA_INJECTION64_PATH", tlib, 1);
       setenv("GEMMTUNE_TRACE", trace, 1);
+      setenv("GEMMTUNE_TRACE_CALLS", "1", 1); /* eager calls timed by their kernels */
     }
     execvp(argv[optind], argv + optind);
     fprintf(stderr, "gemmtune capture: cannot run %s: %s\n", argv[optind], strerror(errno));
@@ -243,6 +265,7 @@ int gt_cmd_capture(int argc, char **argv) {
                   "(command exited %d)\n",
           sh.n, marked, calls, out, code);
   say_replays(outabs, no_tracer);
+  say_eager(outabs);
   for (size_t i = 0; i < sh.n && i < 20; i++)
     fprintf(stderr, "  %6.2f%%  %8ld calls  %10.1f us  %s%s%s\n", 100 * sh.v[i].share,
             sh.v[i].calls, sh.v[i].time_us, sh.v[i].view,

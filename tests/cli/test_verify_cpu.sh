@@ -189,6 +189,50 @@ if [ -f "$TRACER" ] && command -v python3 >/dev/null 2>&1; then
       && ok "unverified, naming the tool" || bad "taken: trace" "$(cat "$TMP/trace-taken.csv" 2>/dev/null)"
     grep -q 'gemmtune-trace: kernel trace unavailable: CUPTI is already in use' <<<"$OUT_TXT" \
       && ok "one line on stderr says so" || bad "no stderr line" "$OUT_TXT"
+    # Calls' kernel time (capture's eager calls): a tagged thread's launches, a runtime launch
+    # with a driver launch inside it (the kernel names either), an untagged launch left out.
+    CALLS='import ctypes, sys
+tr = ctypes.CDLL(sys.argv[1]); tr.InitializeInjection()
+fk = ctypes.CDLL(sys.argv[2])
+tag = tr.gemmtune_trace_call_tag; tag.argtypes = [ctypes.c_uint64]
+api = fk.fake_cupti_api; api.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint32, ctypes.c_int]
+times = tr.gemmtune_trace_call_times
+times.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+print("tag", tag(0xA))
+api(2, 211, 11, 0); api(1, 307, 12, 0); api(1, 307, 12, 1); api(2, 211, 11, 1)
+tag(0xB); api(1, 652, 13, 0); api(1, 652, 13, 1)
+api(2, 430, 16, 0); api(1, 652, 16, 0); api(1, 652, 16, 1); api(2, 430, 16, 1)
+tag(0xC); api(1, 999, 15, 0); api(1, 999, 15, 1)
+tag(0); api(2, 211, 14, 0); api(2, 211, 14, 1)
+tags = (ctypes.c_uint64 * 3)(0xA, 0xB, 0xC); ns = (ctypes.c_uint64 * 3)(); kn = (ctypes.c_uint64 * 3)()
+why = ctypes.create_string_buffer(300)
+rc = times(tags, 3, ns, kn, why, 300)
+print("times", rc, list(ns), list(kn), why.value.decode())'
+    fake="$TMP/libfakecupti.so"
+    expect_exit 0 "calls' kernels credited to their tags" env GEMMTUNE_TRACE="$TMP/trace-calls.csv" \
+      GEMMTUNE_CUPTI_LIB="$fake" GEMMTUNE_TRACE_CALLS=1 FAKE_CUPTI_CALLBACKS=1 \
+      FAKE_CUPTI_CALL_KERNELS="12:500,13:700,14:900,15:300,16:40" python3 -c "$CALLS" "$TRACER" "$fake"
+    expect_grep "tagging is on" '^tag 0$'
+    expect_grep "each tag's kernel time and count (a driver launch sharing its runtime launch's id is one launch); the untagged launch is nobody's" \
+      '^times 0 \[500, 740, 0\] \[1, 2, 0\] $'
+    expect_exit 0 "with whole API domains: a kernel named by any tagged call is its tag's" \
+      env GEMMTUNE_TRACE="$TMP/trace-dom.csv" GEMMTUNE_CUPTI_LIB="$fake" GEMMTUNE_TRACE_CALLS=1 \
+      FAKE_CUPTI_DOMAINS=1 FAKE_CUPTI_CALL_KERNELS="12:500,13:700,14:900,15:300,16:40" \
+      python3 -c "$CALLS" "$TRACER" "$fake"
+    expect_grep "... the one from an unlisted function too" '^times 0 \[500, 740, 300\] \[1, 2, 1\] $'
+    expect_exit 0 "a tagged launch whose kernel never came" env GEMMTUNE_TRACE="$TMP/trace-lost.csv" \
+      GEMMTUNE_CUPTI_LIB="$fake" GEMMTUNE_TRACE_CALLS=1 FAKE_CUPTI_CALLBACKS=1 \
+      FAKE_CUPTI_CALL_KERNELS="13:700" python3 -c "$CALLS" "$TRACER" "$fake"
+    expect_grep "makes the answer a refusal, saying why" \
+      '^times -1 .*kernel launches of GEMM calls without a kernel record: 2$'
+    expect_exit 0 "calls not timed without GEMMTUNE_TRACE_CALLS" env GEMMTUNE_TRACE="$TMP/trace-nc.csv" \
+      GEMMTUNE_CUPTI_LIB="$fake" FAKE_CUPTI_CALLBACKS=1 python3 -c "$CALLS" "$TRACER" "$fake"
+    expect_grep "the tag is refused" '^tag -1$'
+    expect_grep "and the times too, with the reason" '^times -1 .*GEMMTUNE_TRACE_CALLS is not 1$'
+    expect_exit 0 "calls not timed when CUPTI refuses the launch callbacks" \
+      env GEMMTUNE_TRACE="$TMP/trace-nocb.csv" GEMMTUNE_CUPTI_LIB="$fake" GEMMTUNE_TRACE_CALLS=1 \
+      python3 -c "$CALLS" "$TRACER" "$fake"
+    expect_grep "refused with CUPTI's reason" '^times -1 .*cuptiEnableCallback\(runtime launch 211\)'
   else
     ok "stand-in CUPTI checks skipped: no cupti.h or no C compiler"
   fi

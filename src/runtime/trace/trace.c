@@ -22,12 +22,23 @@
  *
  * The subscriber slot is held for the life of the process: CUPTI allows one, and a tool that
  * starts later and takes over the activity buffers would silently empty the trace. Such a tool
- * gets CUPTI's own "multiple subscribers" error instead. The one callback enabled is a resource
- * callback for graph node clones (once per node at graph instantiation, nothing per launch): with
+ * gets CUPTI's own "multiple subscribers" error instead. Without GEMMTUNE_TRACE_CALLS the one
+ * callback enabled is a resource callback for graph node clones (once per node at graph
+ * instantiation, nothing per launch): with
  * it and the graph node id of each kernel record, the tracer counts how often the kernels each
  * captured node stands for ran in replays, which the preload shim asks for at exit
  * (gemmtune_trace_graph_node_ids, gemmtune_trace_graph_runs; core/gt_graph_runs.h) so that
- * `gemmtune capture` counts a graph-captured GEMM once per replay instead of once per API call. */
+ * `gemmtune capture` counts a graph-captured GEMM once per replay instead of once per API call.
+ *
+ * Calls' own kernel time, for `gemmtune capture` (GEMMTUNE_TRACE_CALLS=1): the shim tags the
+ * calling thread with a key around each GEMM call it makes outside graph capture
+ * (gemmtune_trace_call_tag); API callbacks of the runtime and driver domains note the
+ * correlation id of every API call made while the thread is tagged, and the kernel record with
+ * that id credits its duration to the tag. At exit the shim asks for each key's kernel time
+ * (gemmtune_trace_call_times), which is what the key's calls ran on the GPU, without the launch
+ * gaps an event pair around an eager call also measures. A tagged launch whose kernel record
+ * never came (or came after 2^21 later launches had reused its slot) makes the answer a refusal,
+ * and the shim keeps its event times. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -70,6 +81,20 @@ typedef CUptiResult (*pfn_GetNumDropped)(CUcontext, uint32_t, size_t *);
 typedef CUptiResult (*pfn_EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                           CUpti_CallbackId);
 typedef CUptiResult (*pfn_GetGraphNodeId)(CUgraphNode, uint64_t *);
+typedef CUptiResult (*pfn_EnableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
+
+/* Launches noted while a thread is tagged: slot corr % CALL_SLOTS. */
+#define CALL_SLOTS (1u << 21)
+typedef struct call_slot {
+  uint32_t corr;   /* the API call's correlation id */
+  uint32_t twin;   /* a driver launch made inside this runtime launch (or the reverse), 0 if none */
+  uint32_t tag;    /* index + 1 into g.tags; 0: free or consumed */
+  uint32_t launch; /* a kernel launch function: its kernel record must come */
+} call_slot_t;
+#define CALL_TAGS_MAX 4096
+typedef struct call_tag {
+  uint64_t tag, ns, kernels;
+} call_tag_t;
 
 static struct {
   pfn_GetResultString GetResultString;
@@ -82,6 +107,7 @@ static struct {
   pfn_GetNumDropped GetNumDropped;
   pfn_EnableCallback EnableCallback;
   pfn_GetGraphNodeId GetGraphNodeId;
+  pfn_EnableDomain EnableDomain;
 } g_cupti;
 
 static struct {
@@ -99,7 +125,19 @@ static struct {
   char graphs_why[GT_TRACE_REASON_MAX];
   gt_graph_runs_t nodes;
   bool nodes_nomem;
+  /* Calls' kernel time (gemmtune_trace_call_*), under mu. calls: launch callbacks are on. */
+  bool calls;
+  char calls_why[GT_TRACE_REASON_MAX];
+  call_slot_t *slots;
+  call_tag_t tags[CALL_TAGS_MAX];
+  uint32_t ntags;
+  uint64_t calls_lost; /* tagged launches whose slot was reused before their kernel came */
+  bool tags_full;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The calling thread's tag (gemmtune_trace_call_tag), and the runtime launch it is inside. */
+static _Thread_local uint64_t t_tag;
+static _Thread_local uint32_t t_rt_corr;
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...) {
@@ -180,6 +218,120 @@ static void set_unverified(const char *fmt, ...) {
   note("kernel trace unavailable: %s", reason);
 }
 
+/* ---- calls' kernel time -------------------------------------------------------------------- */
+
+/* A kernel record of correlation corr ran ns: credit its launch's tag, if a tagged launch made
+ * it, and free the launch's slot (and its twin's). Called with g.mu held. */
+static void credit_call(uint32_t corr, uint64_t ns) {
+  call_slot_t *s = &g.slots[corr % CALL_SLOTS];
+  if (s->corr != corr || s->tag == 0) return;
+  call_tag_t *t = &g.tags[s->tag - 1];
+  t->ns += ns;
+  t->kernels++;
+  s->tag = 0;
+  if (s->twin) {
+    call_slot_t *w = &g.slots[s->twin % CALL_SLOTS];
+    if (w->corr == s->twin) w->tag = 0;
+  }
+}
+
+/* The index + 1 of tag in g.tags, added if new; 0 when the table is full. g.mu held. */
+static uint32_t tag_index(uint64_t tag) {
+  for (uint32_t i = 0; i < g.ntags; i++)
+    if (g.tags[i].tag == tag) return i + 1;
+  if (g.ntags == CALL_TAGS_MAX) {
+    g.tags_full = true;
+    return 0;
+  }
+  g.tags[g.ntags] = (call_tag_t){.tag = tag};
+  return ++g.ntags;
+}
+
+/* An API function was entered on a tagged thread: note its correlation id (a kernel record that
+ * names it is the call's, whichever function launched it). launch: one of the kernel launch
+ * functions, whose kernel record must come. twin: the runtime launch this driver launch is made
+ * inside (0 otherwise), so that whichever of the two the kernel record names frees both. */
+static void note_call(uint32_t corr, bool launch, uint32_t twin) {
+  pthread_mutex_lock(&g.mu);
+  call_slot_t *s = &g.slots[corr % CALL_SLOTS];
+  if (s->tag && s->corr == corr) {
+    /* The same call again: a driver function the runtime calls inside one of its own shares its
+     * correlation id (cudaLaunchKernelExC -> cuLaunchKernelEx, as cuBLASLt's splitKreduce_kernel
+     * is launched); the kernel record names that one id. */
+    s->launch |= launch;
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  if (s->tag && s->launch) g.calls_lost++; /* an earlier tagged launch never saw its kernel */
+  uint32_t ti = tag_index(t_tag);
+  *s = (call_slot_t){.corr = corr, .twin = twin, .tag = ti, .launch = launch};
+  if (twin && ti) {
+    call_slot_t *w = &g.slots[twin % CALL_SLOTS];
+    if (w->corr == twin) w->twin = corr;
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+static bool is_runtime_launch(CUpti_CallbackId id) {
+  switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool is_driver_launch(CUpti_CallbackId id) {
+  switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static const CUpti_CallbackId k_runtime_launch[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+static const CUpti_CallbackId k_driver_launch[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+
+/* The API callbacks of a tagged thread: every entry notes its id; a runtime launch's entry also
+ * marks the thread as inside it (a driver launch it makes is its twin), its exit clears that.
+ * Untagged threads return at once. */
+static void on_api(CUpti_CallbackDomain d, CUpti_CallbackId id, const CUpti_CallbackData *cb) {
+  if (!t_tag || !cb) return;
+  bool rt = d == CUPTI_CB_DOMAIN_RUNTIME_API && is_runtime_launch(id);
+  bool drv = d == CUPTI_CB_DOMAIN_DRIVER_API && is_driver_launch(id);
+  if (cb->callbackSite == CUPTI_API_EXIT) {
+    if (rt) t_rt_corr = 0;
+    return;
+  }
+  note_call(cb->correlationId, rt || drv, drv ? t_rt_corr : 0);
+  if (rt) t_rt_corr = cb->correlationId;
+}
+
 /* ---- CUPTI buffers ------------------------------------------------------------------------- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
@@ -208,6 +360,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         gt_graph_runs_add_run(&g.nodes, k->graphNodeId, k->end > k->start ? k->end - k->start : 0)
             != GT_OK)
       g.nodes_nomem = true;
+    if (g.calls && k->graphId == 0) credit_call(k->correlationId, k->end > k->start ? k->end - k->start : 0);
   }
   size_t dropped = 0;
   if (g_cupti.GetNumDropped && g_cupti.GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -235,13 +388,18 @@ static void trace_exit(void) {
   pthread_mutex_unlock(&g.mu);
 }
 
-/* The subscription's callback. The only one enabled is the resource callback for a graph node
- * being cloned (cuGraphInstantiate clones every node of the graph it instantiates): which node of
- * the captured graph each node of an executable graph stands for, so a replay's kernel record
- * (which names the executable graph's node) counts for the call that captured the original. */
+/* The subscription's callback: API calls (calls' kernel time, on_api), and the resource callback
+ * for a graph node being cloned (cuGraphInstantiate clones every node of the graph it
+ * instantiates): which node of the captured graph each node of an executable graph stands for,
+ * so a replay's kernel record (which names the executable graph's node) counts for the call that
+ * captured the original. */
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
                                  const void *data) {
   (void)ud;
+  if (d == CUPTI_CB_DOMAIN_RUNTIME_API || d == CUPTI_CB_DOMAIN_DRIVER_API) {
+    on_api(d, id, data);
+    return;
+  }
   if (d != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED || !data) return;
   const CUpti_ResourceData *rd = data;
   const CUpti_GraphData *gd = rd->resourceDescriptor;
@@ -297,6 +455,66 @@ TRACE_EXPORT int gemmtune_trace_graph_runs(const uint64_t *ids, int n, uint64_t 
   } else if (gt_graph_runs_resolve(&g.nodes, ids, (size_t)n, runs, ns) != GT_OK) {
     if (why) snprintf(why, cap, "out of memory resolving graph nodes");
     rc = -1;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return rc;
+}
+
+/* ---- calls' kernel time, asked by the preload shim in the same process ---------------------- */
+
+/* Tags the calling thread: kernels launched until the next call (tag 0 ends it) are credited to
+ * tag. Returns 0, or -1 when calls are not being timed (nothing is noted). Called by the shim
+ * around each GEMM call it makes outside stream capture: a thread-local store. */
+TRACE_EXPORT int gemmtune_trace_call_tag(uint64_t tag) {
+  if (!g.calls) return -1;
+  t_tag = tag;
+  if (!tag) t_rt_corr = 0;
+  return 0;
+}
+
+/* For tags[0..n): the kernel time (ns) and kernel count credited to each, after flushing CUPTI's
+ * buffers. Returns 0, or -1 with why[0..cap) when the answer would not be whole (calls not timed,
+ * records dropped, a tagged launch whose kernel never came, too many tags). Called by the shim at
+ * exit. */
+TRACE_EXPORT int gemmtune_trace_call_times(const uint64_t *tags, int n, uint64_t *ns,
+                                           uint64_t *kernels, char *why, size_t cap) {
+  if (why && cap) why[0] = '\0';
+  if (!g.calls) {
+    if (why) snprintf(why, cap, "%s", g.calls_why[0] ? g.calls_why : "calls are not being timed");
+    return -1;
+  }
+  if (n < 0 || (n && (!tags || !ns || !kernels))) return -1;
+  CUptiResult r = g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  int rc = 0;
+  pthread_mutex_lock(&g.mu);
+  uint64_t pending = 0;
+  for (uint32_t i = 0; i < CALL_SLOTS; i++)
+    if (g.slots[i].tag && g.slots[i].launch &&
+        !(g.slots[i].twin && g.slots[i].twin < g.slots[i].corr))
+      pending++;
+  if (r != CUPTI_SUCCESS) {
+    if (why) snprintf(why, cap, "cuptiActivityFlushAll: %s", cupti_err(r));
+    rc = -1;
+  } else if (g.trace.state == GT_TRACE_UNVERIFIED) {
+    if (why) snprintf(why, cap, "%s", g.trace.reason);
+    rc = -1;
+  } else if (g.trace.dropped) {
+    if (why) snprintf(why, cap, "CUPTI dropped kernel records");
+    rc = -1;
+  } else if (g.tags_full) {
+    if (why) snprintf(why, cap, "more than %d keys", CALL_TAGS_MAX);
+    rc = -1;
+  } else if (g.calls_lost || pending) {
+    if (why)
+      snprintf(why, cap, "kernel launches of GEMM calls without a kernel record: %llu",
+               (unsigned long long)(g.calls_lost + pending));
+    rc = -1;
+  } else {
+    for (int i = 0; i < n; i++) {
+      ns[i] = kernels[i] = 0;
+      for (uint32_t j = 0; j < g.ntags; j++)
+        if (g.tags[j].tag == tags[i]) ns[i] = g.tags[j].ns, kernels[i] = g.tags[j].kernels;
+    }
   }
   pthread_mutex_unlock(&g.mu);
   return rc;
@@ -368,6 +586,51 @@ static void enable_graph_counting(CUpti_SubscriberHandle sub) {
   g.graphs = true;
 }
 
+/* Calls' kernel time (GEMMTUNE_TRACE_CALLS=1, set by `gemmtune capture`): the launch callbacks
+ * of both API domains, and the slot table. Any failure leaves calls untimed with the reason (the
+ * shim keeps its event times). */
+static void enable_call_timing(CUpti_SubscriberHandle sub) {
+  const char *on = getenv("GEMMTUNE_TRACE_CALLS");
+  if (!on || strcmp(on, "1") != 0) {
+    snprintf(g.calls_why, sizeof g.calls_why, "GEMMTUNE_TRACE_CALLS is not 1");
+    return;
+  }
+  if (!g_cupti.EnableCallback) {
+    snprintf(g.calls_why, sizeof g.calls_why, "%s has no cuptiEnableCallback", GT_TRACE_CUPTI_SONAME);
+    return;
+  }
+  g.slots = calloc(CALL_SLOTS, sizeof *g.slots);
+  if (!g.slots) {
+    snprintf(g.calls_why, sizeof g.calls_why, "out of host memory for the launch table");
+    return;
+  }
+  /* Every API function of both domains: a kernel is the call's whichever function launched it
+   * (the launch functions are also enabled one by one where whole domains cannot be). */
+  if (g_cupti.EnableDomain &&
+      g_cupti.EnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+      g_cupti.EnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
+    g.calls = true;
+    return;
+  }
+  for (size_t i = 0; i < sizeof k_runtime_launch / sizeof k_runtime_launch[0]; i++) {
+    CUptiResult r = g_cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, k_runtime_launch[i]);
+    if (r != CUPTI_SUCCESS) {
+      snprintf(g.calls_why, sizeof g.calls_why, "cuptiEnableCallback(runtime launch %u): %s",
+               (unsigned)k_runtime_launch[i], cupti_err(r));
+      return;
+    }
+  }
+  for (size_t i = 0; i < sizeof k_driver_launch / sizeof k_driver_launch[0]; i++) {
+    CUptiResult r = g_cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, k_driver_launch[i]);
+    if (r != CUPTI_SUCCESS) {
+      snprintf(g.calls_why, sizeof g.calls_why, "cuptiEnableCallback(driver launch %u): %s",
+               (unsigned)k_driver_launch[i], cupti_err(r));
+      return;
+    }
+  }
+  g.calls = true;
+}
+
 static void start_tracing(void) {
   char why[GT_TRACE_REASON_MAX] = "";
   void *h = open_cupti(why, sizeof why);
@@ -385,6 +648,7 @@ static void start_tracing(void) {
   SYM(h, GetNumDropped, "cuptiActivityGetNumDroppedRecords", false);
   SYM(h, EnableCallback, "cuptiEnableCallback", false);
   SYM(h, GetGraphNodeId, "cuptiGetGraphNodeId", false);
+  SYM(h, EnableDomain, "cuptiEnableDomain", false);
 
   CUpti_SubscriberHandle sub = NULL;
   CUptiResult r;
@@ -422,6 +686,7 @@ static void start_tracing(void) {
   }
   g.enabled = true;
   enable_graph_counting(sub);
+  enable_call_timing(sub);
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
