@@ -3,7 +3,14 @@
 # (default: build tests kernels probe21). Each stage's full log lands in $OUT/results.tgz; the
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
-#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor] ...
+#   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor]
+#   [capcheck] ...
+# capcheck (issue 17 b, c; after build, in the same call): `gemmtune capture` of three clients
+# against an independent kernel trace of the same workload (bench/capture_vs_trace.py): the
+# graph-captured llama decode step and bench/batched_client.py (torch.bmm / baddbmm, eager and
+# in graphs) against their own torch.profiler trace, build-dev/batched_gemm
+# (cublasGemmBatchedEx) against the kernel tracer; T_CAPCHECK (default 120 s) per client,
+# reports under capcheck/ in results.tgz.
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -178,6 +185,23 @@ for s in "${stages[@]}"; do
           NR > 1 && ($3 in want)' "$root/examples/corpus/${spec%%:*}.csv" >>"$fsub"
       done
       TAIL=40 run_stage floor ${T_FLOOR:-480} env CORPUS="$fsub" TUNE_ARGS="${FLOOR_TUNE_ARGS:---budget 6}" bash "$root/bench/floor_budget.sh" "$work/floor" "$build" ;;
+    capcheck)
+      # Issue 17 (b, c): capture's shapes file against a kernel trace of the same workload, per
+      # client: calls per key (graph replays included), GEMM time and its shares within 5%
+      # (bench/capture_vs_trace.py: its table, verdicts and JSON under capcheck/<client>/).
+      # Needs the build stage's tree: run "build capcheck" in one call.
+      cdir="$work/capcheck"
+      mkdir -p "$cdir"
+      if [ ! -x "$build/gemmtune" ] || [ ! -x "$build/batched_gemm" ]; then
+        echo "=== stage capcheck: no $build/gemmtune or batched_gemm: run the build stage first" | tee -a "$summary"
+        continue
+      fi
+      cpy=python3
+      [ -x /opt/torch/.venv/bin/python ] && cpy=/opt/torch/.venv/bin/python
+      cvt="'$cpy' '$root/bench/capture_vs_trace.py' --gemmtune '$build/gemmtune' --run-timeout ${T_CAPCHECK:-120}"
+      TAIL=${TAIL_CAPCHECK:-60} run_stage capcheck_llama ${T_CAPCHECK:-120} bash -c "set -o pipefail; $cvt --out '$cdir/llama' -- '$cpy' '$root/bench/llama_model.py' --batch 1 --graph --reps 10 2>&1 | tee '$cdir/llama.log'"
+      TAIL=${TAIL_CAPCHECK:-60} run_stage capcheck_batched ${T_CAPCHECK:-120} bash -c "set -o pipefail; $cvt --out '$cdir/batched_client' -- '$cpy' '$root/bench/batched_client.py' 2>&1 | tee '$cdir/batched_client.log'"
+      TAIL=${TAIL_CAPCHECK:-60} run_stage capcheck_batched_gemm ${T_CAPCHECK:-120} bash -c "set -o pipefail; $cvt --out '$cdir/batched_gemm' -- '$build/batched_gemm' 2>&1 | tee '$cdir/batched_gemm.log'" ;;
     *) echo "unknown stage $s" | tee -a "$summary" ;;
   esac
 done

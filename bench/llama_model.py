@@ -21,14 +21,19 @@ filled slots, the cache position is reset before each replay) and replayed --rep
 median replay time (CUDA events) is reported. When the StaticCache step cannot be captured, a plain
 1-token forward without a cache is captured instead, and the output says which one ran.
 
-  llama_model.py --batch 1,16 [--graph] [--fp32-ref] [--save logits.pt]
+  llama_model.py --batch 1,16 [--graph] [--fp32-ref] [--save logits.pt] [--profile trace.json]
   llama_model.py --compare REF.pt GOT.pt [--tol 1e-2] [--json out.json]
   llama_model.py --check-hits DB.csv STATS.csv [--json out.json]
 
 --save writes the logits (bf16, as the model produced them) and, with --fp32-ref, the logits of an
 fp32 copy of the same model, which --compare uses to show the inherent bf16 error next to the
 error between two runs. --check-hits reads a tuned DB and a GEMMTUNE_STATS file and requires a
-hit on every call of every tuned key. Exit status: 0 pass, 1 fail, 2 usage or setup error.
+hit on every call of every tuned key. --profile runs everything under torch.profiler (CPU and
+CUDA activities, record_shapes) and writes its chrome trace, the reference trace of
+bench/capture_vs_trace.py. With --graph, a line per batch
+  gemmtune-manifest {"client": "llama_model", "batch": 1, ..., "graph_replays_total": 11}
+says how often the captured step ran (the timed --reps replays and the final one), as does the
+--json summary (graph_replays_total). Exit status: 0 pass, 1 fail, 2 usage or setup error.
 """
 import argparse
 import csv
@@ -288,8 +293,10 @@ def run(args):
                 summary["runs"].append(rec)
                 continue
             med = statistics.median(times)
+            # capture_and_replay replays the graph once more after the timed replays.
             rec.update(graph=what, replay_us_median=round(med, 2),
-                       replay_us_min=round(min(times), 2), replays=len(times))
+                       replay_us_min=round(min(times), 2), replays=len(times),
+                       graph_replays_total=len(times) + 1)
             saved["b%d_graph" % b] = gout.cpu()
             saved["b%d_graph_kind" % b] = what
             agree = ""
@@ -299,6 +306,9 @@ def run(args):
                 agree = ", vs eager decode rel err %.2e" % float(d)
             log("batch %d: graph (%s) replay median %.1f us (min %.1f, %d replays)%s"
                 % (b, what, med, min(times), len(times), agree))
+            log("gemmtune-manifest " + json.dumps(
+                {"client": "llama_model", "family": FAMILY, "batch": b, "graph": what,
+                 "timed_replays": len(times), "graph_replays_total": len(times) + 1}))
         summary["runs"].append(rec)
     if args.save:
         torch.save(saved, args.save)
@@ -446,6 +456,20 @@ def check_hits(args):
     return 0 if ok else 1
 
 
+def profiled_run(args):
+    """run(args) under torch.profiler, its chrome trace written to args.profile."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities, record_shapes=True) as prof:
+        rc = run(args)
+    prof.export_chrome_trace(args.profile)
+    log("profile: chrome trace written to %s" % args.profile)
+    return rc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batch", default="1", help="comma-separated batch sizes (default 1)")
@@ -467,6 +491,9 @@ def main():
                     help="also save the logits of an fp32 copy of the model")
     ap.add_argument("--save", help="write the logits to this .pt file")
     ap.add_argument("--json", help="write a machine-readable summary here")
+    ap.add_argument("--profile", metavar="PATH",
+                    help="run under torch.profiler (CPU and CUDA, record_shapes) and write its "
+                         "chrome trace to PATH")
     ap.add_argument("--compare", nargs=2, metavar=("REF", "GOT"))
     ap.add_argument("--tol", type=float, default=1e-2,
                     help="--compare: normwise relative error bound (default 1e-2)")
@@ -477,6 +504,8 @@ def main():
             return compare(args)
         if args.check_hits:
             return check_hits(args)
+        if args.profile:
+            return profiled_run(args)
         return run(args)
     except FileNotFoundError as e:
         log("error: %s" % e)
