@@ -10,9 +10,13 @@ per row. The driver starts this as `decode_vs_inductor.py --worker COLUMN ...`:
             function captured in the same CUDA graph harness
 
 W is [out_features, in_features] (the nn.Linear layout), bf16, x [tokens, in_features]. Every row
-rotates sets of (x, W) whose total exceeds 3x the L2 (cold_copies), captures 20 calls over them
-in one CUDA graph and replays it 15 times: time per call = replay time / 20, one sample per
-replay. Each column's output on the first set is checked against an fp32 product.
+rotates sets of (x, W) whose total exceeds 3x the L2 (cold_copies), captures calls over them in
+one CUDA graph and replays it 15 times: time per call = replay time / calls, one sample per
+replay. The graph holds 20 calls, or as many as make a replay last 2 ms (graph_calls, at most
+1000): a replay's own launch costs a few microseconds, which 20 calls of a 9 us GEMM would each
+carry a share of (measured on the H200: +0.5 us a call, cuBLAS and the tuned kernel alike, against
+the same calls in long graphs), while an application's decode step spreads it over hundreds of
+kernels. Each column's output on the first set is checked against an fp32 product.
 
 What Inductor picked is read three ways, since each misses something: the generated wrapper
 code (torch._inductor.utils.run_and_get_code: the kernels it launches, a template's BLOCK_M/N/K,
@@ -35,13 +39,25 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = ("cublas", "gemmtune", "inductor")
-ITERS = 20          # calls captured in one CUDA graph
+ITERS = 20          # calls captured in one CUDA graph, at least (graph_calls)
+REPLAY_TARGET_US = 2000.0  # ... or as many as make one replay last this long
+MAX_ITERS = 1000
 REPS = 15           # graph replays timed, one sample each
 COLD_FACTOR = 3     # rotated operand sets must exceed this many times the L2
 AGREE_TOL = 2e-2    # largest |out - fp32 product| / largest |fp32 product| (bf16 output)
 INDUCTOR_MODE = "max-autotune-no-cudagraphs"
 SHIM_NAME = "libgemmtune_preload"
 DEVICE = "cuda"     # where measure_row puts its operands (a test may run it on "cpu")
+
+
+def graph_calls(us_per_call, out_bytes):
+    """Calls in the timed graph: ITERS, or enough for a REPLAY_TARGET_US replay at us_per_call
+    (measured with ITERS), at most MAX_ITERS and no more outputs than 1 GB of graph memory."""
+    want = ITERS
+    if us_per_call > 0:
+        want = max(ITERS, int(-(-REPLAY_TARGET_US // us_per_call)))
+    want = min(want, MAX_ITERS, max(ITERS, (1 << 30) // max(1, out_bytes)))
+    return want
 
 
 def problem_bytes(tokens, out_f, in_f):
@@ -254,7 +270,12 @@ def measure_row(torch, F, column, row, l2, time_graph_samples, code_dir):
             with open(path, "w") as f:
                 f.write(code)
     rec["rel_err"] = rel_err(torch, fn(xs[0], ws[0]), xs[0], ws[0])
-    samples = time_graph_samples(lambda i: fn(xs[i % copies], ws[i % copies]), ITERS, REPS)
+    call = lambda i: fn(xs[i % copies], ws[i % copies])  # noqa: E731
+    samples = time_graph_samples(call, ITERS, REPS)
+    iters = graph_calls(statistics.median(samples), 2 * t * n)
+    if iters > ITERS:
+        samples = time_graph_samples(call, iters, REPS)
+    rec["graph_calls"] = iters
     if column == "inductor":
         from torch._dynamo.utils import counters
         if counters["stats"]["unique_graphs"] != rec["graphs_compiled"]:

@@ -124,6 +124,14 @@ order=$(grep -o '^round [0-9]/[0-9] [a-z]*' <<<"$OUT_TXT" | tr '\n' ' ')
 expect_grep "... its verdicts are n/a" 'every row >= 0\.99x inductor +not measured \(--no-inductor\): n/a$'
 expect_grep "... tune's recorded speedup against the application's, per written row" "tune's speedup within 3% of the application's on >= 90% of rows +[0-9]+ of 6 written rows; farthest "
 expect_grep "... and no written row slower" 'no written row slower in the application than plain +0 of 6 written rows slower: PASS$'
+# A run cut by its time limit: --from-results reports what its files hold; a round whose gemmtune
+# worker wrote no stats (cut before exit) proves nothing served and is left out, saying so.
+cp -r "$TMP/noind" "$TMP/cut"
+rm -f "$TMP/cut/results/r3_gemmtune_stats.csv" "$TMP/cut/decode_vs_inductor.json"
+expect_exit 0 "--from-results re-reports a cut run" python3 "$DVI" --from-results "$TMP/cut" --no-inductor
+expect_grep "... round 3's gemmtune rows left out, and why" "round 3's gemmtune rows left out \\(the worker was cut before the shim wrote its stats\\)"
+expect_grep "... the honesty verdicts over what is left" 'no written row slower in the application than plain +0 of 6 written rows slower: PASS$'
+[ -f "$TMP/cut/decode_vs_inductor.json" ] && ok "... and writes the JSON" || bad "... no JSON" "$(ls "$TMP/cut")"
 expect_exit 0 "a key the shim did not serve" run --fake unserved:4096x4096x1 --smoke --out "$TMP/uns"
 expect_grep "is NOT SERVED, with no gemmtune time" '^llama3_8b/o +1 +33\.6 +[0-9.]+ +NOT SERVED '
 expect_grep "saying why" 'NOT SERVED: round 1: 0 of 22 calls served \(notused\)'
