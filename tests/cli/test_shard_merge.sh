@@ -76,7 +76,9 @@ grep -q 'shard 1 of 2 from torchrun (RANK=1 WORLD_SIZE=2)' "$TMP/two/1.out" \
 sed 's/^#device=.*/#device=NVIDIA H200/' "$TMP/folder.db" >"$TMP/h200.db"
 expect_exit 65 "merge refuses DBs of two devices" "$GT" merge "$TMP/folder.db" "$TMP/h200.db" -o "$TMP/mixed.db"
 dev=$(grep '^#device=' "$TMP/folder.db" | cut -d= -f2-)
-expect_grep "naming both devices and files" "#device differs: '$dev' in $TMP/folder.db, 'NVIDIA H200' in $TMP/h200.db"
+# The name as a literal in the pattern: a CPU's name has parentheses ("Intel(R) Xeon(R) ...").
+dev_re=$(printf '%s' "$dev" | sed 's/[][\.*^$()+?{}|]/\\&/g')
+expect_grep "naming both devices and files" "#device differs: '$dev_re' in $TMP/folder.db, 'NVIDIA H200' in $TMP/h200.db"
 expect_grep "and saying how to merge them anyway" '--mixed merges them anyway'
 [ ! -e "$TMP/mixed.db" ] && ok "a refused merge writes nothing" || bad "a refused merge wrote its output"
 expect_exit 0 "--mixed merges them" "$GT" merge --mixed "$TMP/folder.db" "$TMP/h200.db" -o "$TMP/mixed.db"
