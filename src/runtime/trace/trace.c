@@ -426,6 +426,22 @@ TRACE_EXPORT int gemmtune_trace_graph_node_ids(void *const *nodes, int n, uint64
   return 0;
 }
 
+/* Flushes CUPTI's buffers and takes g.mu (the caller releases it). False, with why[0..cap) when
+ * why is given, when the kernel records are not whole: the flush failed, tracing failed, or CUPTI
+ * dropped records. */
+static bool flush_and_lock(char *why, size_t cap) {
+  CUptiResult r = g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pthread_mutex_lock(&g.mu);
+  const char *bad = r != CUPTI_SUCCESS ? "cuptiActivityFlushAll"
+                    : g.trace.state == GT_TRACE_UNVERIFIED ? g.trace.reason
+                    : g.trace.dropped ? "CUPTI dropped kernel records" : NULL;
+  if (bad && why) {
+    if (r != CUPTI_SUCCESS) snprintf(why, cap, "%s: %s", bad, cupti_err(r));
+    else snprintf(why, cap, "%s", bad);
+  }
+  return bad == NULL;
+}
+
 /* For captured node ids[0..n): how many times every clone of each ran in graph replays and for
  * how many nanoseconds (gt_graph_runs_resolve), after flushing CUPTI's buffers. Returns 0, or -1
  * with why[0..cap) saying why replays cannot be counted (tracing off or failed, records dropped,
@@ -438,19 +454,11 @@ TRACE_EXPORT int gemmtune_trace_graph_runs(const uint64_t *ids, int n, uint64_t 
     return -1;
   }
   if (n < 0 || (n && (!ids || !runs || !ns))) return -1;
-  CUptiResult r = g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   int rc = 0;
-  pthread_mutex_lock(&g.mu);
-  if (r != CUPTI_SUCCESS) {
-    if (why) snprintf(why, cap, "cuptiActivityFlushAll: %s", cupti_err(r));
+  if (!flush_and_lock(why, cap)) {
     rc = -1;
-  } else if (g.trace.state == GT_TRACE_UNVERIFIED) {
-    if (why) snprintf(why, cap, "%s", g.trace.reason);
-    rc = -1;
-  } else if (g.trace.dropped || g.nodes_nomem) {
-    if (why)
-      snprintf(why, cap, "%s", g.nodes_nomem ? "out of memory counting graph nodes"
-                                             : "CUPTI dropped kernel records");
+  } else if (g.nodes_nomem) {
+    if (why) snprintf(why, cap, "out of memory counting graph nodes");
     rc = -1;
   } else if (gt_graph_runs_resolve(&g.nodes, ids, (size_t)n, runs, ns) != GT_OK) {
     if (why) snprintf(why, cap, "out of memory resolving graph nodes");
@@ -484,22 +492,14 @@ TRACE_EXPORT int gemmtune_trace_call_times(const uint64_t *tags, int n, uint64_t
     return -1;
   }
   if (n < 0 || (n && (!tags || !ns || !kernels))) return -1;
-  CUptiResult r = g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   int rc = 0;
-  pthread_mutex_lock(&g.mu);
+  bool whole = flush_and_lock(why, cap);
   uint64_t pending = 0;
   for (uint32_t i = 0; i < CALL_SLOTS; i++)
     if (g.slots[i].tag && g.slots[i].launch &&
         !(g.slots[i].twin && g.slots[i].twin < g.slots[i].corr))
       pending++;
-  if (r != CUPTI_SUCCESS) {
-    if (why) snprintf(why, cap, "cuptiActivityFlushAll: %s", cupti_err(r));
-    rc = -1;
-  } else if (g.trace.state == GT_TRACE_UNVERIFIED) {
-    if (why) snprintf(why, cap, "%s", g.trace.reason);
-    rc = -1;
-  } else if (g.trace.dropped) {
-    if (why) snprintf(why, cap, "CUPTI dropped kernel records");
+  if (!whole) {
     rc = -1;
   } else if (g.tags_full) {
     if (why) snprintf(why, cap, "more than %d keys", CALL_TAGS_MAX);
