@@ -512,8 +512,11 @@ def print_table(rows, out):
 
 
 def print_verdicts(rows, vs, full_n, out):
-    scope = "the llama 8B/70B rows at tokens 1..64" if len(rows) == full_n else \
-        "PARTIAL: %d of the %d llama 8B/70B rows at tokens 1..64" % (len(rows), full_n)
+    decode = sum(1 for r in rows if r["tokens"] <= 64)
+    scope = "the llama 8B/70B rows at tokens 1..64" if decode == full_n else \
+        "PARTIAL: %d of the %d llama 8B/70B rows at tokens 1..64" % (decode, full_n)
+    if decode < len(rows):
+        scope += ", and %d prefill rows" % (len(rows) - decode)
     out.write("\nacceptance over %d rows (%s):\n" % (len(rows), scope))
     for v in vs:
         out.write("  %-52s %s: %s\n" % (v["name"], v["text"], v["verdict"]))
