@@ -23,6 +23,7 @@ typedef struct decide_case {
   bool want_write;
   gt_live_state_t want_state;
   const char *want_1, *want_2; /* substrings of the note */
+  double plain_spread;          /* the replay's own, of the entry point's rounds */
 } decide_case_t;
 
 /* The harness measured 1.078x for every case (the row that ran at 0.978x). */
@@ -31,30 +32,34 @@ typedef struct decide_case {
 static const decide_case_t k_cases[] = {
     {"confirmed well beyond the threshold", GT_LIVE_OUT_DONE, 12.0, 10.0, "", 0.03, true,
      GT_LIVE_CONFIRMED, "live 10.000 us vs 12.000 us cublas_gemmex_default: 1.200x",
-     "(harness 1.078x)"},
+     "(harness 1.078x)", 0},
     {"confirmed just beyond the threshold", GT_LIVE_OUT_DONE, 10.31, 10.0, "", 0.03, true,
-     GT_LIVE_CONFIRMED, "1.031x", NULL},
+     GT_LIVE_CONFIRMED, "1.031x", NULL, 0},
     {"a live gain exactly at the threshold is not enough (the race's rule)", GT_LIVE_OUT_DONE,
      12.5, 10.0, "", 0.25, false, GT_LIVE_NONE, "not written: live 10.000 us vs 12.500 us",
-     "under the 25.0% a row needs (harness 1.078x)"},
+     "under the 25.0% a row needs (harness 1.078x)", 0},
     {"slower live than the entry point", GT_LIVE_OUT_DONE, 9.78, 10.0, "", 0.03, false,
-     GT_LIVE_NONE, "is 0.978x, under the 3.0% a row needs", NULL},
+     GT_LIVE_NONE, "is 0.978x, under the 3.0% a row needs", NULL, 0},
     {"the race's noise raises the bar", GT_LIVE_OUT_DONE, 10.4, 10.0, "", 0.05, false,
-     GT_LIVE_NONE, "under the 5.0% a row needs", NULL},
+     GT_LIVE_NONE, "under the 5.0% a row needs", NULL, 0},
+    {"the replay's own spread raises the bar too", GT_LIVE_OUT_DONE, 10.4, 10.0, "", 0.03, false,
+     GT_LIVE_NONE, "under the 6.0% a row needs (the replay's spread)", NULL, 0.06},
+    {"a spread under the threshold leaves it", GT_LIVE_OUT_DONE, 10.4, 10.0, "", 0.03, true,
+     GT_LIVE_CONFIRMED, "1.040x", NULL, 0.01},
     {"a replay that timed nothing is no confirmation", GT_LIVE_OUT_DONE, 0, 10.0, "", 0.03,
-     false, GT_LIVE_NONE, "not written: the live confirmation timed no call", NULL},
+     false, GT_LIVE_NONE, "not written: the live confirmation timed no call", NULL, 0},
     {"switched off: written on the harness's numbers", GT_LIVE_OUT_OFF, 0, 0, "", 0.03, true,
-     GT_LIVE_OFF, "live confirmation off (--no-live-confirm)", "harness's 1.078x"},
+     GT_LIVE_OFF, "live confirmation off (--no-live-confirm)", "harness's 1.078x", 0},
     {"cannot run here: written, the reason said", GT_LIVE_OUT_SKIPPED, 0, 0,
      "cpu runs on the host: no runtime dispatch serves it", 0.03, true, GT_LIVE_SKIPPED,
-     "live confirmation skipped: cpu runs on the host", NULL},
+     "live confirmation skipped: cpu runs on the host", NULL, 0},
     {"skipped without a reason still says so", GT_LIVE_OUT_SKIPPED, 0, 0, "", 0.03, true,
-     GT_LIVE_SKIPPED, "live confirmation skipped: no reason given", NULL},
+     GT_LIVE_SKIPPED, "live confirmation skipped: no reason given", NULL, 0},
     {"the runtime's dispatch failed to run it: kept", GT_LIVE_OUT_FAILED, 0, 0,
      "a first call failed: launch failed", 0.03, false, GT_LIVE_NONE,
-     "not written: the runtime's dispatch failed to run it live: a first call failed", NULL},
+     "not written: the runtime's dispatch failed to run it live: a first call failed", NULL, 0},
     {"an outcome this build does not know: kept", 17, 12.0, 10.0, "", 0.03, false, GT_LIVE_NONE,
-     "not written: the live confirmation reported nothing usable (outcome 17)", NULL},
+     "not written: the live confirmation reported nothing usable (outcome 17)", NULL, 0},
 };
 
 static void test_decide_table(void **state) {
@@ -67,6 +72,7 @@ static void test_decide_table(void **state) {
     lv.outcome = c->outcome;
     lv.plain_us = c->plain_us;
     lv.served_us = c->served_us;
+    lv.plain_spread = c->plain_spread;
     snprintf(lv.plain_name, sizeof lv.plain_name, "cublas_gemmex_default");
     snprintf(lv.why, sizeof lv.why, "%s", c->why);
     char note[400];

@@ -73,9 +73,10 @@ const char *gt_live_outcome_name(gt_live_outcome_t o);
  *   - OFF: written, recorded "off";
  *   - SKIPPED: written on the harness's numbers, recorded "skipped", the note says why;
  *   - FAILED: not written: the application's calls would not get the winner;
- *   - DONE: written ("confirmed") only when plain_us / served_us beats 1 + threshold, the rule
- *     the race applied (gt_stats_improves); otherwise not written, and the note gives the live
- *     numbers against the harness's, for the key's kept line.
+ *   - DONE: written ("confirmed") only when plain_us / served_us beats 1 + max(threshold, the
+ *     replay's own plain_spread), the rule the race applied to its baseline's noise
+ *     (gt_stats_improves); otherwise not written, and the note gives the live numbers against
+ *     the harness's, for the key's kept line.
  * *state receives what the row records (GT_LIVE_NONE when it is not written); note (cap bytes,
  * may be NULL) the sentence for the shape's note. Pure: no I/O. */
 bool gt_live_decide(const gt_live_result_t *lv, double harness_speedup, double threshold,

@@ -8,10 +8,10 @@
  * FAKE_CUPTI_DROPPED=N reports N dropped records.
  *
  * Calls' kernel time (the tracer's gemmtune_trace_call_*): FAKE_CUPTI_CALLBACKS=1 lets
- * cuptiEnableCallback succeed, FAKE_CUPTI_DOMAINS=1 cuptiEnableDomain, fake_cupti_api() (called by the test) invokes the subscriber's
- * callback as an API entry or exit with a correlation id would, and FAKE_CUPTI_CALL_KERNELS=
- * "corr:ns,..." adds a kernel record "fake_call_kernel" per pair (not from a graph) to the
- * flushed buffer. */
+ * cuptiEnableCallback succeed, FAKE_CUPTI_DOMAINS=1 cuptiEnableDomain, fake_cupti_api() (called
+ * by the test) invokes the subscriber's callback as an API entry or exit with a correlation id
+ * would (for what is enabled), and FAKE_CUPTI_CALL_KERNELS="corr:ns,..." adds a kernel record
+ * "fake_call_kernel" per pair (not from a graph) to the flushed buffer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -360,7 +360,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         gt_graph_runs_add_run(&g.nodes, k->graphNodeId, k->end > k->start ? k->end - k->start : 0)
             != GT_OK)
       g.nodes_nomem = true;
-    if (g.calls && k->graphId == 0) credit_call(k->correlationId, k->end > k->start ? k->end - k->start : 0);
+    if (g.calls && k->graphId == 0)
+      credit_call(k->correlationId, k->end > k->start ? k->end - k->start : 0);
   }
   size_t dropped = 0;
   if (g_cupti.GetNumDropped && g_cupti.GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
