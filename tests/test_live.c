@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -132,6 +133,20 @@ static void test_decision_makes_a_valid_row(void **state) {
   assert_false(gt_live_decide(&lv, r.speedup, 0.03, &st, NULL, 0));
 }
 
+/* What a row claims: its live speedup once confirmed, the harness's otherwise. */
+static void test_claim(void **state) {
+  (void)state;
+  gt_db_row_t r;
+  memset(&r, 0, sizeof r);
+  r.speedup = 1.078;
+  gt_db_row_set_live(&r, GT_LIVE_CONFIRMED, 10.0, 10.5);
+  assert_true(fabs(gt_db_row_claim(&r) - 1.05) < 1e-12);
+  gt_db_row_set_live(&r, GT_LIVE_SKIPPED, 10.0, 10.5);
+  assert_true(gt_db_row_claim(&r) == 1.078);
+  gt_db_row_set_live(&r, GT_LIVE_OFF, 0, 0);
+  assert_true(gt_db_row_claim(&r) == 1.078);
+}
+
 static void test_names_round_trip(void **state) {
   (void)state;
   for (int i = 0; i < GT_LIVE__COUNT; i++) {
@@ -151,6 +166,7 @@ int main(void) {
       cmocka_unit_test(test_decide_table),
       cmocka_unit_test(test_decision_makes_a_valid_row),
       cmocka_unit_test(test_names_round_trip),
+      cmocka_unit_test(test_claim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,6 +185,9 @@ bool gt_db_is_kept_name(const char *name);
  * unmodified entry point) and their ratio; any other state zeroes the three numbers. */
 void gt_db_row_set_live(gt_db_row_t *row, gt_live_state_t state, double served_us,
                         double plain_us);
+/* The speedup a row claims: its confirmed live speedup when the live confirmation timed it
+ * (what an application meets), else the harness's. */
+double gt_db_row_claim(const gt_db_row_t *row);
 
 /* Insert a row, replacing an existing row with the same key. Rejects rows that fail
  * gt_db_row_check, in particular rows not faster than their baseline (GT_ERR_DATA). A speedup of 0

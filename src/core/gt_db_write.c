@@ -131,6 +131,11 @@ void gt_db_row_set_live(gt_db_row_t *row, gt_live_state_t state, double served_u
   row->live_speedup = timed ? plain_us / served_us : 0;
 }
 
+double gt_db_row_claim(const gt_db_row_t *row) {
+  return row->live == GT_LIVE_CONFIRMED && row->live_speedup > 0 ? row->live_speedup
+                                                                 : row->speedup;
+}
+
 gt_status_t gt_db_put(gt_db_t *db, const gt_db_row_t *row) {
   gt_db_row_t r = *row;
   if (r.speedup == 0 && r.time_us > 0) r.speedup = r.baseline_us / r.time_us;

@@ -499,7 +499,8 @@ typedef struct tune_run {
   size_t n_ours; /* shapes this run tunes (its shard, less those --resume skips) */
   size_t n_stop[GT_STOP__COUNT]; /* shapes by the rule that stopped their search */
   int widenings;                 /* widenings over all shapes */
-  double log_speedup;            /* sum of log(speedup) over searched shapes (unchanged: 0) */
+  double log_speedup;            /* sum of log(the row's claim) over searched shapes (its
+                                    confirmed live speedup where it has one; unchanged: 0) */
   size_t n_speedup;
   int exit_code;
   char failures[4096];
@@ -1329,7 +1330,7 @@ static bool record_grouped(tune_run_t *r, size_t i, const gt_shape_t *x,
       r->exit_code = gt_status_exit_code(ps);
       return false;
     }
-    r->log_speedup += row->speedup > 0 ? log(row->speedup) : 0;
+    r->log_speedup += gt_db_row_claim(row) > 0 ? log(gt_db_row_claim(row)) : 0;
     r->n_speedup++;
   } else if (strcmp(outcome, "unchanged") == 0) {
     r->n_unchanged++;
@@ -1438,7 +1439,16 @@ static void count_search(tune_run_t *r, const shape_outcome_t *o, const gt_db_ro
   if (!s_searched(o)) return;
   r->n_stop[(unsigned)o->stop < GT_STOP__COUNT ? o->stop : GT_STOP_NONE]++;
   r->widenings += o->widenings;
-  r->log_speedup += have_row && row->speedup > 0 ? log(row->speedup) : 0;
+  double claim = 0;
+  if (have_row) {
+    /* A written row whose live replay ran was confirmed (else it would not be written): it
+     * claims the replay's speedup, as the DB's row records it. */
+    gt_db_row_t c = *row;
+    if (o->live.outcome == GT_LIVE_OUT_DONE)
+      gt_db_row_set_live(&c, GT_LIVE_CONFIRMED, o->live.served_us, o->live.plain_us);
+    claim = gt_db_row_claim(&c);
+  }
+  r->log_speedup += claim > 0 ? log(claim) : 0;
   r->n_speedup++;
 }
 
@@ -1562,7 +1572,8 @@ static int finish(tune_run_t *r) {
   fprintf(sf, "\n");
   print_live_summary(r, sf);
   if (r->n_speedup) {
-    fprintf(sf, "Tuned geomean: %.4fx over %zu searched shapes (unchanged ones count 1.0)\n",
+    fprintf(sf, "Tuned geomean: %.4fx over %zu searched shapes (unchanged ones count 1.0; a row "
+                "confirmed live counts its live speedup)\n",
             exp(r->log_speedup / (double)r->n_speedup), r->n_speedup);
     fprintf(sf, "Search stopped by:");
     for (int k = GT_STOP_QUICK, said = 0; k < GT_STOP__COUNT; k++)
