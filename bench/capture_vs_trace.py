@@ -1529,21 +1529,8 @@ def _raises(fn, text):
 
 
 def selftest():
-    tmp = tempfile.mkdtemp(prefix="capture_vs_trace_selftest.")
-    passed = failed = 0
-    try:
-        for name, fn in _selftest_cases(tmp):
-            try:
-                good = bool(fn())
-            except Exception as e:  # a case that raises is a failed case, named
-                good, name = False, "%s (%s: %s)" % (name, type(e).__name__, e)
-            print("%s - %s" % ("ok  " if good else "FAIL", name))
-            passed += good
-            failed += not good
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    import selftest_cases
+    return selftest_cases.run(_selftest_cases, "capture_vs_trace_selftest.")
 
 
 # ---- command line ----------------------------------------------------------------------------

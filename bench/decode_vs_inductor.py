@@ -1207,21 +1207,8 @@ def _wrong_output_case(rows2):
 
 
 def selftest():
-    tmp = tempfile.mkdtemp(prefix="decode_vs_inductor_selftest.")
-    passed = failed = 0
-    try:
-        for name, fn in _selftest_cases(tmp):
-            try:
-                good = bool(fn())
-            except Exception as e:  # a case that raises is a failed case, named
-                good, name = False, "%s (%s: %s)" % (name, type(e).__name__, e)
-            print("%s - %s" % ("ok  " if good else "FAIL", name))
-            passed += good
-            failed += not good
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    import selftest_cases
+    return selftest_cases.run(_selftest_cases, "decode_vs_inductor_selftest.")
 
 
 # --- command line ---
