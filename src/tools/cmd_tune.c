@@ -924,6 +924,17 @@ static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row, const gt_pro
   return s;
 }
 
+/* db_update, and on failure the message every caller prints and the run's exit code: false when
+ * the DB could not be written (the run stops). */
+static bool db_write(tune_run_t *r, const gt_db_row_t *row, const gt_problem_t *retire_key,
+                     const gt_tune_prev_t *retire, bool *removed) {
+  gt_status_t s = db_update(r, row, retire_key, retire, removed);
+  if (s == GT_OK) return true;
+  fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
+  r->exit_code = gt_status_exit_code(s);
+  return false;
+}
+
 /* Read every input strictly (device, shapes, the existing DB, the journal) before anything is
  * written. Returns -1 to go on, else the exit code; on an error nothing is left open. */
 static int open_inputs(tune_run_t *r) {
@@ -1048,12 +1059,7 @@ static int retire_row(tune_run_t *r, const gt_shape_t *x, const shape_outcome_t 
 static int retire_prev(tune_run_t *r, const gt_shape_t *x, const gt_tune_prev_t *prev,
                        const char *why, char *note, size_t cap) {
   bool removed = false;
-  gt_status_t s = db_update(r, NULL, &x->p, prev, &removed);
-  if (s != GT_OK) {
-    fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
-    r->exit_code = gt_status_exit_code(s);
-    return -1;
-  }
+  if (!db_write(r, NULL, &x->p, prev, &removed)) return -1;
   if (!removed) {
     snprintf(note, cap, "the DB's row %s/%s was not retired: another run replaced it meanwhile",
              prev->provider, prev->instance);
@@ -1142,12 +1148,7 @@ static const char *record_outcome(tune_run_t *r, const gt_shape_t *x, gt_status_
       gt_db_row_t stamped = *row; /* the row records the device it was measured on */
       gt_db_row_set_device(&stamped, &r->here);
       gt_db_row_set_live(&stamped, ls, o->live.served_us, o->live.plain_us);
-      gt_status_t ps = db_update(r, &stamped, NULL, NULL, NULL);
-      if (ps != GT_OK) {
-        fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
-        r->exit_code = gt_status_exit_code(ps);
-        return NULL;
-      }
+      if (!db_write(r, &stamped, NULL, NULL, NULL)) return NULL;
       snprintf(note, cap, "%s", lnote);
     } else {
       /* Not written: the key stays on today's path, and its kept line carries the live numbers
@@ -1324,12 +1325,7 @@ static bool record_grouped(tune_run_t *r, size_t i, const gt_shape_t *x,
     r->n_improved++;
     gt_db_row_t stamped = *row;
     gt_db_row_set_device(&stamped, &r->here);
-    gt_status_t ps = db_update(r, &stamped, NULL, NULL, NULL);
-    if (ps != GT_OK) {
-      fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
-      r->exit_code = gt_status_exit_code(ps);
-      return false;
-    }
+    if (!db_write(r, &stamped, NULL, NULL, NULL)) return false;
     r->log_speedup += gt_db_row_claim(row) > 0 ? log(gt_db_row_claim(row)) : 0;
     r->n_speedup++;
   } else if (strcmp(outcome, "unchanged") == 0) {
@@ -1551,11 +1547,7 @@ static int finish(tune_run_t *r) {
    * shapes in any case. */
   if (completed && (r->db.n == 0 || calibrated || r->nkept) && !r->cs.so.estimate_only &&
       (r->n_tuned || r->sharded || calibrated)) {
-    gt_status_t ws = db_update(r, NULL, NULL, NULL, NULL);
-    if (ws != GT_OK) {
-      fprintf(stderr, "gemmtune tune: cannot write %s: %s\n", r->out, gt_err_msg());
-      r->exit_code = gt_status_exit_code(ws);
-    }
+    db_write(r, NULL, NULL, NULL, NULL);
   }
   double wall = gt_cli_now() - r->t_start;
   FILE *sf = r->fmt == GT_FMT_TABLE ? stdout : stderr;

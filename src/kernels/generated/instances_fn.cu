@@ -11,6 +11,10 @@ __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant_
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r1_w16_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r1_w16_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
@@ -19,6 +23,10 @@ __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant__
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r1_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8(const __grid_constant__ gt_kargs_t a);
@@ -485,6 +493,10 @@ __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8_e(const __grid_constan
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r1_w16_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r1_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
@@ -493,6 +505,10 @@ __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8_e(const __grid_constant
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r1_w8_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
@@ -963,6 +979,10 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4},
     {"gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r1_w16_u1_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w16_u1_ks1_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r1_w16_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w16_u2_ks1_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8},
@@ -971,6 +991,10 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4},
     {"gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8},
+    {"gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8},
+    {"gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8},
+    {"gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8},
+    {"gt_sm90_decode_f16_tn_n1_r1_w8_u4_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r1_w8_u4_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8},
@@ -1437,6 +1461,10 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4_e},
     {"gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n2_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n4_r4_w4_u1_ks1_v8_e},
+    {"gt_sm90_decode_bf16_tn_n1_r1_w16_u1_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w16_u1_ks1_v8_e},
+    {"gt_sm90_decode_bf16_tn_n1_r1_w16_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w16_u2_ks1_v8_e},
+    {"gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8_e},
+    {"gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e},
@@ -1445,6 +1473,10 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4_e},
     {"gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8_e},
+    {"gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8_e},
+    {"gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8_e},
+    {"gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8_e},
+    {"gt_sm90_decode_f16_tn_n1_r1_w8_u4_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r1_w8_u4_ks1_v8_e},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_e", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v8_e},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8_e", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u2_s3_ks1_v8_e},
     {"gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8_e", (const void *)gt_sm90_decodetc_bf16_tn_n8_m1_w1x8_u4_s1_ks1_v8_e},
@@ -1904,7 +1936,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e},
 };
-const size_t gt_kinstance_fn_count = 948;
+const size_t gt_kinstance_fn_count = 964;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

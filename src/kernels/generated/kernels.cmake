@@ -6,7 +6,9 @@ set(GT_KERNEL_CUDA_ARCHS 90a)
 set(GT_KERNEL_CUDA_ARCH_sm90 90a)
 set(GT_KERNEL_SOURCES_sm90
     decode_bf16_0.cu
+    decode_bf16_1.cu
     decode_f16_0.cu
+    decode_f16_1.cu
     decodetc_bf16_0.cu
     decodetc_bf16_1.cu
     decodetc_bf16_2.cu
@@ -87,7 +89,9 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_7.cu
     wgf8_e5m2_0.cu
     decode_bf16_e_0.cu
+    decode_bf16_e_1.cu
     decode_f16_e_0.cu
+    decode_f16_e_1.cu
     decodetc_bf16_e_0.cu
     decodetc_bf16_e_1.cu
     decodetc_bf16_e_2.cu
