@@ -382,10 +382,14 @@ def build_row(row, results, served, db_row, tune):
     out["app_vs_harness"] = app / harness if harness and app else None
     out["app_vs_live"] = app / live if live and app else None
     ind = [r for r in results.get("inductor", {}).get(key, []) if "choice" in r]
-    out["inductor_choice"] = ind[0]["choice"] if ind else None
+    # A round can read a reduction kernel's launchers before any config was kept ("none picked
+    # yet"); the choice comes from the first round that saw one, the compile time from the first
+    # (cold) round.
+    picked = [r for r in ind if "none picked yet" not in (r["choice"] or "")] or ind
+    out["inductor_choice"] = picked[0]["choice"] if ind else None
     out["inductor_compile_s"] = ind[0]["compile_s"] if ind else None
     out["inductor_autotune"] = next((r["autotune"] for r in ind if r.get("autotune")), [])
-    out["inductor_kernels"] = ind[0].get("runtime") if ind else None
+    out["inductor_kernels"] = picked[0].get("runtime") if ind else None
     out["rounds"] = min((v["rounds"] for v in vals.values() if v), default=0)
     out["per_round"] = {c: results.get(c, {}).get(key, []) for c in dw.COLUMNS}
     return out
