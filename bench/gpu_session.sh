@@ -86,7 +86,8 @@ for s in "${stages[@]}"; do
       # MODES=tensor,row,block adds DeepSeek-V3's blockwise scaling).
       TAIL=60 run_stage fp8verify ${T_FP8V:-500} bash "$root/bench/fp8_verify.sh" "$build" "$work/fp8" ;;
     kernels)
-      run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ;;
+      # KERNELS_ARGS: kernels_bench options, e.g. "--tokens 1" (the 1-token decode instances).
+      run_stage kernels ${T_KERNELS:-200} env OUT="$work/kernels" bash "$root/bench/kernels_bench.sh" "$build" ${KERNELS_ARGS:-} ;;
     probe21)
       TAIL=35 run_stage probe21 ${T_PROBE:-420} python3 "$root/bench/probe21_bench.py" "$build/gemmtune" "$work" ;;
     layouts)

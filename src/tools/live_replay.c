@@ -106,13 +106,13 @@ static bool epi_has_bias(gt_epilogue_t e) {
   return e == GT_EPI_BIAS || e == GT_EPI_BIAS_RELU || e == GT_EPI_BIAS_GELU;
 }
 
-static bool is_int_type(gt_dtype_t t) { return t == GT_DT_I8 || t == GT_DT_I32; }
-
 static size_t align_up(size_t n) { return (n + LIVE_ALIGN - 1) / LIVE_ALIGN * LIVE_ALIGN; }
 
 /* nsets operands of count elements of type t in one allocation at *dst, set s at s * the
- * aligned size, filled on the host with small values of the type (never zeros, so no candidate
- * is timed on a shortcut: +-1/8 .. +-1, integers +-1 .. +-8) and copied to the device. */
+ * aligned size, every set (padding included) filled on the device with the harness's random
+ * values (gt_harness_fill_device: full-mantissa decimals, never zero, as real weights and
+ * activations are; a few distinct values would let a compute-bound call draw less power, and so
+ * run at other clocks, than it does on the application's data). */
 static cudaError_t alloc_fill(void **dst, gt_dtype_t t, size_t count, int nsets, unsigned seed) {
   if (count == 0) count = 1;
   const size_t es = gt_dtype_size(t), stride = align_up(count * es),
@@ -122,19 +122,11 @@ static cudaError_t alloc_fill(void **dst, gt_dtype_t t, size_t count, int nsets,
     *dst = NULL;
     return e;
   }
-  unsigned char *h = calloc(1, total);
-  if (!h) return cudaErrorMemoryAllocation;
-  unsigned x = seed * 2654435761u + 1u;
-  const double unit = is_int_type(t) ? 1.0 : 1.0 / 8;
-  for (int s = 0; s < nsets; s++)
-    for (size_t i = 0; i < count; i++) {
-      x = x * 1664525u + 1013904223u;
-      const int v = (int)(x >> 28) - 8 + ((x >> 28) >= 8); /* -8..-1, 1..8 */
-      gt_store_elem(h + (size_t)s * stride, t, i, v * unit);
-    }
-  e = cudaMemcpy(*dst, h, total, cudaMemcpyHostToDevice);
-  free(h);
-  return e;
+  if (gt_harness_fill_device(*dst, t, total / es, 0x11fe0000u + seed) != GT_OK) {
+    e = cudaGetLastError();
+    return e != cudaSuccess ? e : cudaErrorLaunchFailure;
+  }
+  return cudaSuccess;
 }
 
 /* Set s of an operand alloc_fill made. */
