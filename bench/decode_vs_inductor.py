@@ -538,6 +538,14 @@ def print_verdicts(rows, vs, full_n, out):
     gm = geomean([r["inductor_vs_cublas"] for r in rows if r["inductor_vs_cublas"]])
     if gm:
         out.write("  context: Inductor over cuBLAS geomean %.3fx\n" % gm)
+    # A key with no DB row runs the same cuBLAS kernel in the cublas and gemmtune columns: their
+    # ratio is the client's process-against-process noise, the floor under every ratio above.
+    same = sorted(r["speedup_vs_cublas"] for r in rows
+                  if r["served"] == "no row" and r["speedup_vs_cublas"])
+    if same:
+        out.write("  context: %d keys without a DB row run cuBLAS in both the cublas and gemmtune "
+                  "columns (separate processes): speedup %.3f-%.3fx, median %.3f\n" % (
+                      len(same), same[0], same[-1], same[len(same) // 2]))
     wins = [r for r in rows if r["speedup_vs_inductor"] and r["speedup_vs_inductor"] < 1.0]
     out.write("rows Inductor wins: %d\n" % len(wins))
     for r in wins:
