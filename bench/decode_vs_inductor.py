@@ -545,7 +545,7 @@ def print_verdicts(rows, vs, full_n, out):
     if same:
         out.write("  context: %d keys without a DB row run cuBLAS in both the cublas and gemmtune "
                   "columns (separate processes): speedup %.3f-%.3fx, median %.3f\n" % (
-                      len(same), same[0], same[-1], same[len(same) // 2]))
+                      len(same), same[0], same[-1], statistics.median(same)))
     wins = [r for r in rows if r["speedup_vs_inductor"] and r["speedup_vs_inductor"] < 1.0]
     out.write("rows Inductor wins: %d\n" % len(wins))
     for r in wins:

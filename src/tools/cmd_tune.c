@@ -907,7 +907,7 @@ static gt_status_t db_update(tune_run_t *r, const gt_db_row_t *row, const gt_pro
     if (s == GT_OK) s = gt_db_set_validator(&now, "gemmtune", GT_VERSION);
     if (s == GT_OK) s = gt_db_set_validator(&now, "device", r->dev.name);
     if (s == GT_OK) s = gt_db_set_validator(&now, "updated", when);
-    if (row) s = gt_db_put(&now, row);
+    if (s == GT_OK && row) s = gt_db_put(&now, row);
     if (s == GT_OK && retire) s = retire_locked(&now, retire_key, retire, &r->here, removed);
     for (size_t k = 0; k < r->nkept && s == GT_OK; k++)
       s = gt_db_set_kept(&now, &r->kept[k].key, r->kept[k].note);

@@ -113,20 +113,16 @@ static size_t align_up(size_t n) { return (n + LIVE_ALIGN - 1) / LIVE_ALIGN * LI
  * values (gt_harness_fill_device: full-mantissa decimals, never zero, as real weights and
  * activations are; a few distinct values would let a compute-bound call draw less power, and so
  * run at other clocks, than it does on the application's data). */
-static cudaError_t alloc_fill(void **dst, gt_dtype_t t, size_t count, int nsets, unsigned seed) {
+static gt_status_t alloc_fill(void **dst, gt_dtype_t t, size_t count, int nsets, unsigned seed) {
   if (count == 0) count = 1;
   const size_t es = gt_dtype_size(t), stride = align_up(count * es),
                total = stride * (size_t)nsets;
   cudaError_t e = cudaMalloc(dst, total);
   if (e != cudaSuccess) {
     *dst = NULL;
-    return e;
+    return gt_cuda_err(e, "cudaMalloc", __FILE__, __LINE__);
   }
-  if (gt_harness_fill_device(*dst, t, total / es, 0x11fe0000u + seed) != GT_OK) {
-    e = cudaGetLastError();
-    return e != cudaSuccess ? e : cudaErrorLaunchFailure;
-  }
-  return cudaSuccess;
+  return gt_harness_fill_device(*dst, t, total / es, 0x11fe0000u + seed);
 }
 
 /* Set s of an operand alloc_fill made. */
@@ -179,17 +175,20 @@ static bool make_bufs(live_t *L, gt_live_result_t *out) {
   gt_harness_scalars(p, GT_INIT_RANDOM, &alpha, &beta);
   gt_store_elem(&L->alpha_buf, p->scale_type, 0, alpha);
   gt_store_elem(&L->beta_buf, p->scale_type, 0, p->beta_zero ? 0.0 : beta);
-  cudaError_t e = cudaSuccess;
+  gt_status_t st = GT_OK;
   if (epi_has_bias(p->epilogue))
-    e = alloc_fill(&L->bias, gt_cudalib_bias_type(p), (size_t)p->m, 1, 7u);
-  if (e == cudaSuccess) e = alloc_scales(L);
-  if (e == cudaSuccess) e = alloc_fill(&L->mem[0], p->a_type, ea, L->nsets, 1u);
-  if (e == cudaSuccess) e = alloc_fill(&L->mem[1], p->b_type, eb, L->nsets, 2u);
-  if (e == cudaSuccess && own_c) e = alloc_fill(&L->mem[2], p->c_type, ec, L->nsets, 3u);
-  if (e == cudaSuccess) e = alloc_fill(&L->mem[3], p->d_type, ec, L->nsets, 4u);
-  /* Nothing on the replay's stream (non-blocking) waits for the copies: wait here. */
-  if (e == cudaSuccess) e = cudaDeviceSynchronize();
-  for (int s = 0; s < L->nsets && e == cudaSuccess; s++) {
+    st = alloc_fill(&L->bias, gt_cudalib_bias_type(p), (size_t)p->m, 1, 7u);
+  cudaError_t e;
+  if (st == GT_OK && (e = alloc_scales(L)) != cudaSuccess)
+    st = gt_cuda_err(e, "the fp8 scales", __FILE__, __LINE__);
+  if (st == GT_OK) st = alloc_fill(&L->mem[0], p->a_type, ea, L->nsets, 1u);
+  if (st == GT_OK) st = alloc_fill(&L->mem[1], p->b_type, eb, L->nsets, 2u);
+  if (st == GT_OK && own_c) st = alloc_fill(&L->mem[2], p->c_type, ec, L->nsets, 3u);
+  if (st == GT_OK) st = alloc_fill(&L->mem[3], p->d_type, ec, L->nsets, 4u);
+  /* Nothing on the replay's stream (non-blocking) waits for the fills and copies: wait here. */
+  if (st == GT_OK && (e = cudaDeviceSynchronize()) != cudaSuccess)
+    st = gt_cuda_err(e, "cudaDeviceSynchronize", __FILE__, __LINE__);
+  for (int s = 0; s < L->nsets && st == GT_OK; s++) {
     void *d = set_at(L->mem[3], p->d_type, ec, s);
     L->ops[s] = (gt_operands_t){.A = set_at(L->mem[0], p->a_type, ea, s),
                                 .B = set_at(L->mem[1], p->b_type, eb, s),
@@ -203,9 +202,9 @@ static bool make_bufs(live_t *L, gt_live_result_t *out) {
                                 .scale_d = L->scale[2],
                                 .amax_d = L->scale[3]};
   }
-  if (e != cudaSuccess) {
+  if (st != GT_OK) {
     live_end(out, GT_LIVE_OUT_SKIPPED, "operands (%d sets of %.1f MB): %s", L->nsets,
-             per_set / 1e6, cudaGetErrorString(e));
+             per_set / 1e6, gt_err_msg());
     (void)cudaGetLastError();
     return false;
   }
