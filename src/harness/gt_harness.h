@@ -72,8 +72,8 @@ size_t gt_harness_scale_elems(const gt_problem_t *p, char which);
 void gt_harness_fill_scales(float *buf, size_t n, uint64_t *rng);
 /* Fill count elements of type t at device address buf with the values a bench's inputs get
  * (random and never zero: full-mantissa decimals in [-1, 1), integers in [-16, 16] \ {0} for
- * integer types; element i depends only on (seed, i)), on the legacy default stream, and wait for
- * it. For a caller that times calls on operands of its own (tune's live replay): data with the
+ * integer types; element i depends only on (seed, i)), enqueued on the legacy default stream: the
+ * caller waits for it (once, after all its fills). For a caller that times calls on operands of its own (tune's live replay): data with the
  * entropy of real weights and activations, which a compute-bound call draws its power from.
  * CUDA builds only. */
 gt_status_t gt_harness_fill_device(void *buf, gt_dtype_t t, size_t count, uint64_t seed);
