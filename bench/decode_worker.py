@@ -43,6 +43,8 @@ ITERS = 20          # calls captured in one CUDA graph, at least (graph_calls)
 REPLAY_TARGET_US = 2000.0  # ... or as many as make one replay last this long
 MAX_ITERS = 1000
 REPS = 15           # graph replays timed, one sample each
+WARM_MS = 200.0     # the timed graph replays this long first (at most WARM_MAX times): past the
+WARM_MAX = 20       # power-limit ramp of compute-bound rows (time_graph_samples)
 COLD_FACTOR = 3     # rotated operand sets must exceed this many times the L2
 AGREE_TOL = 2e-2    # largest |out - fp32 product| / largest |fp32 product| (bf16 output)
 INDUCTOR_MODE = "max-autotune-no-cudagraphs"
@@ -271,10 +273,10 @@ def measure_row(torch, F, column, row, l2, time_graph_samples, code_dir):
                 f.write(code)
     rec["rel_err"] = rel_err(torch, fn(xs[0], ws[0]), xs[0], ws[0])
     call = lambda i: fn(xs[i % copies], ws[i % copies])  # noqa: E731
-    samples = time_graph_samples(call, ITERS, REPS)
-    iters = graph_calls(statistics.median(samples), 2 * t * n)
-    if iters > ITERS:
-        samples = time_graph_samples(call, iters, REPS)
+    # A first graph of ITERS calls sizes the timed one; the timed graph warms up first.
+    probe = time_graph_samples(call, ITERS, 3)
+    iters = graph_calls(statistics.median(probe), 2 * t * n)
+    samples = time_graph_samples(call, iters, REPS, warm_ms=WARM_MS, warm_max=WARM_MAX)
     rec["graph_calls"] = iters
     if column == "inductor":
         from torch._dynamo.utils import counters

@@ -4,7 +4,7 @@
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
 #   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor]
-#   [capcheck] [honest] ...
+#   [capcheck] [honest] [placement] ...
 # capcheck (issue 17 b, c; after build, in the same call): `gemmtune capture` of three clients
 # against an independent kernel trace of the same workload (bench/capture_vs_trace.py): the
 # graph-captured llama decode step and bench/batched_client.py (torch.bmm / baddbmm, eager and
@@ -186,6 +186,13 @@ for s in "${stages[@]}"; do
           NR > 1 && ($3 in want)' "$root/examples/corpus/${spec%%:*}.csv" >>"$fsub"
       done
       TAIL=40 run_stage floor ${T_FLOOR:-480} env CORPUS="$fsub" TUNE_ARGS="${FLOOR_TUNE_ARGS:---budget 6}" bash "$root/bench/floor_budget.sh" "$work/floor" "$build" ;;
+    placement)
+      # Issue 17: cuBLAS's time for the same F.linear calls with the weight copies in separate
+      # allocations against views into one (bench/probe_placement.py); torch only, no build.
+      ppy=python3
+      [ -x /opt/torch/.venv/bin/python ] && ppy=/opt/torch/.venv/bin/python
+      mkdir -p "$work/placement"
+      TAIL=20 run_stage placement ${T_PLACEMENT:-120} bash -c "'$ppy' '$root/bench/probe_placement.py' --json '$work/placement/placement.json' 2>&1 | tee '$work/placement/placement.txt'" ;;
     honest)
       # Issue 17 (a) without tuning again: the llama 8B and 70B rows (tokens 1..64 and the
       # prefill rows) timed plain and under the shim with the DBs tuned on the H200 before
@@ -195,7 +202,7 @@ for s in "${stages[@]}"; do
       mkdir -p "$hdir"
       hpy=python3
       [ -x /opt/torch/.venv/bin/python ] && hpy=/opt/torch/.venv/bin/python
-      for m in 8b 70b; do
+      for m in ${HONEST_MODELS:-8b 70b}; do
         TAIL=20 run_stage "honest_$m" ${T_HONEST:-200} bash -c "set -o pipefail; '$hpy' '$root/bench/decode_vs_inductor.py' --gemmtune '$build/gemmtune' --out '$hdir/$m' --no-inductor --shapes $m --tokens 1,2,4,8,16,32,64,512,2048 --db '$root/bench/results/honest/llama$m/tuned.db' --rounds ${HONEST_ROUNDS:-3} 2>&1 | tee '$hdir/$m.log'"
       done
       TAIL=20 run_stage honest_merge 60 bash -c "'$hpy' '$root/bench/decode_vs_inductor.py' --merge '$hdir/8b/decode_vs_inductor.json' '$hdir/70b/decode_vs_inductor.json' --csv '$hdir/merged.csv' 2>&1 | tee '$hdir/merged.txt'" ;;

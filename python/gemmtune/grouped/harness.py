@@ -38,18 +38,27 @@ def rel_err(out, ref, used):
     return (out[:used].float() - ref[:used].float()).abs().max().item() / scale
 
 
-def time_graph_samples(fn_iter, iters, reps):
+def time_graph_samples(fn_iter, iters, reps, warm_ms=0.0, warm_max=20):
     """Microseconds per call of fn_iter(i) captured iters times in one CUDA graph, one sample
-    per replay (reps of them)."""
+    per replay (reps of them). Before the samples the graph replays back to back until warm_ms
+    of them have passed or warm_max replays, whichever is first (at least one): a compute-bound
+    call slows by 10-15% over its first ~150 ms as the GPU reaches its power limit, and samples
+    taken in that ramp time a state no sustained workload runs in."""
     fn_iter(0)  # warm-up outside capture
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for i in range(iters):
             fn_iter(i)
-    graph.replay()
-    torch.cuda.synchronize()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    warmed_ms, n = 0.0, 0
+    while n == 0 or (warmed_ms < warm_ms and n < warm_max):
+        e0.record()
+        graph.replay()
+        e1.record()
+        e1.synchronize()
+        warmed_ms += e0.elapsed_time(e1)
+        n += 1
     us = []
     for _ in range(reps):
         e0.record()
