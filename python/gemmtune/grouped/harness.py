@@ -51,21 +51,19 @@ def time_graph_samples(fn_iter, iters, reps, warm_ms=0.0, warm_max=20):
         for i in range(iters):
             fn_iter(i)
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def replay_ms():
+        e0.record()
+        graph.replay()
+        e1.record()
+        e1.synchronize()
+        return e0.elapsed_time(e1)
+
     warmed_ms, n = 0.0, 0
     while n == 0 or (warmed_ms < warm_ms and n < warm_max):
-        e0.record()
-        graph.replay()
-        e1.record()
-        e1.synchronize()
-        warmed_ms += e0.elapsed_time(e1)
+        warmed_ms += replay_ms()
         n += 1
-    us = []
-    for _ in range(reps):
-        e0.record()
-        graph.replay()
-        e1.record()
-        e1.synchronize()
-        us.append(e0.elapsed_time(e1) * 1000.0 / iters)
+    us = [replay_ms() * 1000.0 / iters for _ in range(reps)]
     del graph
     return us
 
