@@ -4,7 +4,7 @@
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
 #   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor]
-#   [capcheck] [honest] [placement] ...
+#   [capcheck] [honest] [placement] [livediag] ...
 # capcheck (issue 17 b, c; after build, in the same call): `gemmtune capture` of three clients
 # against an independent kernel trace of the same workload (bench/capture_vs_trace.py): the
 # graph-captured llama decode step and bench/batched_client.py (torch.bmm / baddbmm, eager and
@@ -148,9 +148,18 @@ for s in "${stages[@]}"; do
       mkdir -p "$gdir"
       gpy=python3
       [ -x /opt/torch/.venv/bin/python ] && gpy=/opt/torch/.venv/bin/python
-      TAIL=40 run_stage grouped_test ${T_GTEST:-600} bash -c "set -o pipefail; cd '$build' && ctest --output-on-failure -R '^gpu_test_grouped\$' --timeout 600 2>&1 | tee '$gdir/test.log'"
-      TAIL=60 run_stage grouped_bench ${T_GBENCH:-900} bash -c "set -o pipefail; '$build/grouped_bench' --csv '$gdir/grouped_bench.csv' 2>&1 | tee '$gdir/grouped_bench.log'"
-      TAIL=60 run_stage grouped_torch ${T_GTORCH:-900} bash -c "set -o pipefail; '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgemmtune_grouped.so' --csv '$gdir/grouped_vs_torch.csv' 2>&1 | tee '$gdir/grouped_vs_torch.log'" ;;
+      # GROUPED_PARTS picks the parts (default "test bench torch"); "torch_nopdl" is the torch
+      # comparison again with GEMMTUNE_GROUPED_PDL=0 (the launch without programmatic
+      # serialization, to measure what it gives); GTORCH_ARGS go to grouped_vs_torch.py.
+      for part in ${GROUPED_PARTS:-test bench torch}; do
+        case "$part" in
+          test) TAIL=40 run_stage grouped_test ${T_GTEST:-600} bash -c "set -o pipefail; cd '$build' && ctest --output-on-failure -R '^gpu_test_grouped\$' --timeout 600 2>&1 | tee '$gdir/test.log'" ;;
+          bench) TAIL=60 run_stage grouped_bench ${T_GBENCH:-900} bash -c "set -o pipefail; '$build/grouped_bench' --csv '$gdir/grouped_bench.csv' 2>&1 | tee '$gdir/grouped_bench.log'" ;;
+          torch) TAIL=60 run_stage grouped_torch ${T_GTORCH:-900} bash -c "set -o pipefail; '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgemmtune_grouped.so' --csv '$gdir/grouped_vs_torch.csv' ${GTORCH_ARGS:-} 2>&1 | tee '$gdir/grouped_vs_torch.log'" ;;
+          torch_nopdl) TAIL=60 run_stage grouped_torch_nopdl ${T_GTORCH:-900} bash -c "set -o pipefail; GEMMTUNE_GROUPED_PDL=0 '$gpy' '$root/bench/grouped_vs_torch.py' --lib '$build/libgemmtune_grouped.so' --csv '$gdir/grouped_vs_torch_nopdl.csv' ${GTORCH_ARGS:-} 2>&1 | tee '$gdir/grouped_vs_torch_nopdl.log'" ;;
+          *) echo "gpu_session: unknown GROUPED_PARTS part '$part'" | tee -a "$summary" ;;
+        esac
+      done ;;
     moe)
       # Issue 24: transformers MoE models through torch._grouped_mm. The torch bridge must be built
       # against this machine's torch (python3's, found at configure time).
@@ -186,6 +195,11 @@ for s in "${stages[@]}"; do
           NR > 1 && ($3 in want)' "$root/examples/corpus/${spec%%:*}.csv" >>"$fsub"
       done
       TAIL=40 run_stage floor ${T_FLOOR:-480} env CORPUS="$fsub" TUNE_ARGS="${FLOOR_TUNE_ARGS:---budget 6}" bash "$root/bench/floor_budget.sh" "$work/floor" "$build" ;;
+    livediag)
+      # Issue 17 (a): the live replay against the application, kernel by kernel, on the rows
+      # where they disagree (bench/probe_live_vs_app.sh; LIVEDIAG_DB, default the 8B DB of
+      # bench/results/honest/session_20261202b/tune_8b_2rounds; ROWS, K, LABEL as it says).
+      TAIL=80 run_stage livediag ${T_LIVEDIAG:-200} bash "$root/bench/probe_live_vs_app.sh" "$build" "$work/livediag" "${LIVEDIAG_DB:-$root/bench/results/honest/session_20261202b/tune_8b_2rounds/tuned.db}" ;;
     placement)
       # Issue 17: cuBLAS's time for the same F.linear calls with the weight copies in separate
       # allocations against views into one (bench/probe_placement.py); torch only, no build.

@@ -147,6 +147,36 @@ static void test_claim(void **state) {
   assert_true(gt_db_row_claim(&r) == 1.078);
 }
 
+/* The timing plan: every rounds from 1 to 64 gives each path exactly rounds samples in shares
+ * that differ by at most one, in the order plain, served, served, plain, plain, served; rounds
+ * below 1 is refused and leaves the plan as it was. */
+static void test_block_plan(void **state) {
+  (void)state;
+  static const bool want_served[2 * GT_LIVE_BLOCKS] = {false, true, true, false, false, true};
+  for (int rounds = 1; rounds <= 64; rounds++) {
+    gt_live_block_t plan[2 * GT_LIVE_BLOCKS];
+    assert_true(gt_live_block_plan(rounds, plan));
+    int total[2] = {0, 0}, lo[2] = {rounds, rounds}, hi[2] = {0, 0};
+    for (int b = 0; b < 2 * GT_LIVE_BLOCKS; b++) {
+      assert_int_equal(plan[b].served, want_served[b]);
+      const int p = plan[b].served;
+      total[p] += plan[b].samples;
+      if (plan[b].samples < lo[p]) lo[p] = plan[b].samples;
+      if (plan[b].samples > hi[p]) hi[p] = plan[b].samples;
+    }
+    assert_int_equal(total[0], rounds);
+    assert_int_equal(total[1], rounds);
+    assert_true(hi[0] - lo[0] <= 1 && hi[1] - lo[1] <= 1);
+  }
+  gt_live_block_t keep[2 * GT_LIVE_BLOCKS];
+  memset(keep, 0x5a, sizeof keep);
+  gt_live_block_t plan[2 * GT_LIVE_BLOCKS];
+  memcpy(plan, keep, sizeof plan);
+  assert_false(gt_live_block_plan(0, plan));
+  assert_false(gt_live_block_plan(-3, plan));
+  assert_memory_equal(plan, keep, sizeof plan);
+}
+
 static void test_names_round_trip(void **state) {
   (void)state;
   for (int i = 0; i < GT_LIVE__COUNT; i++) {
@@ -166,6 +196,7 @@ int main(void) {
       cmocka_unit_test(test_decide_table),
       cmocka_unit_test(test_decision_makes_a_valid_row),
       cmocka_unit_test(test_names_round_trip),
+      cmocka_unit_test(test_block_plan),
       cmocka_unit_test(test_claim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@ static const gt_env_var_t k_vars[] = {
     {"GEMMTUNE_TORCH_BRIDGE", GT_ENV_CLI, "0: capture, run and verify do not preload the torch bridge (default: they do, where it was built)"},
     {"GEMMTUNE_CUPTI_LIB", GT_ENV_TRACER, "the libcupti the tracer loads"},
     {"GEMMTUNE_KERNELS_PDL", GT_ENV_LAYERS, "0: own kernels without programmatic dependent launch"},
+    {"GEMMTUNE_GROUPED_PDL", GT_ENV_LAYERS, "0: grouped (MoE) kernels without programmatic dependent launch"},
     {"GEMMTUNE_WG_L2_PROMOTION", GT_ENV_LAYERS, "the wg family's tensor-map L2 promotion"},
     {"GEMMTUNE_WG_EVICT_FIRST", GT_ENV_LAYERS, "0: no evict-first hint on the wg family's weights"},
     {"GEMMTUNE_SEED", GT_ENV_LAYERS | GT_ENV_CLI, "the input seed"},

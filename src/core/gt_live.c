@@ -24,6 +24,18 @@ const char *gt_live_outcome_name(gt_live_outcome_t o) {
   return (unsigned)o < GT_LIVE_OUT__COUNT ? k_outcome_names[o] : "?";
 }
 
+bool gt_live_block_plan(int rounds, gt_live_block_t plan[2 * GT_LIVE_BLOCKS]) {
+  static const bool served_at[2 * GT_LIVE_BLOCKS] = {false, true, true, false, false, true};
+  _Static_assert(GT_LIVE_BLOCKS == 3, "the order above is written for three stretches a path");
+  if (rounds < 1) return false;
+  for (int b = 0; b < 2 * GT_LIVE_BLOCKS; b++) {
+    const int k = b / 2; /* the path's k-th stretch: its share of rounds, as even as they go */
+    plan[b].served = served_at[b];
+    plan[b].samples = rounds * (k + 1) / GT_LIVE_BLOCKS - rounds * k / GT_LIVE_BLOCKS;
+  }
+  return true;
+}
+
 /* snprintf into note when there is one. */
 #define NOTE(...) ((void)(note && cap ? snprintf(note, cap, __VA_ARGS__) : 0))
 

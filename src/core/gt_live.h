@@ -1,7 +1,8 @@
 /* The live confirmation of a tuned row: before `tune` writes a winner, it is re-timed through the
  * path an application takes (the runtime engine serving it on the caller's stream, against the
  * unmodified entry point the key was issued through, each as a CUDA graph of many calls over
- * rotated operands, replayed alternately; src/tools/live_replay.c), and `check --live` replays
+ * rotated operands, timed in warmed stretches of its own; src/tools/live_replay.c), and `check
+ * --live` replays
  * rows the same way. This file holds what needs no GPU: what a row records of its confirmation,
  * what a replay reports, and the rule that decides from it whether a winner is written.
  *
@@ -57,7 +58,7 @@ typedef struct gt_live_result {
   double served_us;        /* DONE: median per call with the runtime engine serving the row */
   double speedup;          /* DONE: plain_us / served_us */
   double plain_spread, served_spread; /* DONE: robust relative spreads of the rounds */
-  int rounds;              /* DONE: alternations timed */
+  int rounds;              /* DONE: timed replays of each path */
   int calls, sets;         /* DONE: calls per graph, rotated operand sets */
   char plain_name[GT_LIVE_NAME_MAX]; /* the plain path: the row's baseline instance
                                         ("cublas_gemmex_default", "cublaslt_heuristic_ws1048576") */
@@ -66,6 +67,23 @@ typedef struct gt_live_result {
 
 /* "off", "skipped", "failed", "done". */
 const char *gt_live_outcome_name(gt_live_outcome_t o);
+
+/* The replay's timing plan. Each path is timed in GT_LIVE_BLOCKS stretches of its own, each
+ * started with a warm-up (live_replay.c): alternating single replays, the GPU's power state is an
+ * average of the two paths, which no application running one of them sees (a compute-bound
+ * claim moved 5-8% on the H200, bench/results/honest/session_20261202c). The stretches run in
+ * the order plain, served, served, plain, plain, served: each path runs first in one pair and
+ * both are spread over the whole replay (mean positions 2.33 and 2.67 of 0..5), so a drift over
+ * the replay moves both alike. */
+#define GT_LIVE_BLOCKS 3
+typedef struct gt_live_block {
+  bool served;  /* false: the plain path */
+  int samples;  /* timed replays in this stretch */
+} gt_live_block_t;
+/* plan[2 * GT_LIVE_BLOCKS] for `rounds` timed replays of each path: each path's stretches take
+ * shares of rounds that differ by at most one and add up to it. False (plan untouched) when
+ * rounds < 1. Pure. */
+bool gt_live_block_plan(int rounds, gt_live_block_t plan[2 * GT_LIVE_BLOCKS]);
 
 /* Whether `tune` writes a winner given its live confirmation lv. harness_speedup is what the race
  * measured (the row's speedup); threshold the fraction a row needs over the baseline (the race's:

@@ -2,7 +2,8 @@
 // of one instance. Per call it encodes the two TMA tensor maps from the pointers (the weights
 // 3-D: the group is the outer dimension, so TMA zero-fills N and K tails inside a group and a box
 // never reads into the next group's weights) and launches one kernel, with a cluster of the
-// instance's K splits; nothing here synchronises with the device. Host C++ without its runtime
+// instance's K splits and programmatic stream serialization (its prologue overlaps the previous
+// kernel's drain); nothing here synchronises with the device. Host C++ without its runtime
 // (pthread, no std::mutex, nothing with a destructor): the shim links this into processes whose
 // link line has no libstdc++.
 #include <cuda.h>
@@ -81,6 +82,22 @@ gt_status_t device_info(devinfo *out) {
 // Whether an instance's shared-memory limit is set on a device: [device][instance].
 #define GT_GROUPED_MAX_CACHED 256
 int g_smem_set[64][GT_GROUPED_MAX_CACHED];
+
+// Programmatic dependent launch (the kernel's prologue overlaps the previous kernel's drain;
+// gt_grp.cuh waits before it reads anything): 1 on, 0 off. GEMMTUNE_GROUPED_PDL=0 turns it off
+// (for measuring), and a runtime that refuses the attribute turns it off for the process.
+int g_pdl = -1;
+bool pdl_on() {
+  int v = __atomic_load_n(&g_pdl, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv("GEMMTUNE_GROUPED_PDL");
+    v = !(e && e[0] == '0' && !e[1]);
+    int expect = -1;
+    __atomic_compare_exchange_n(&g_pdl, &expect, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    v = __atomic_load_n(&g_pdl, __ATOMIC_RELAXED);
+  }
+  return v == 1;
+}
 
 bool aligned(const void *p, size_t n) { return ((uintptr_t)p % n) == 0; }
 
@@ -250,16 +267,39 @@ extern "C" gt_status_t gt_grouped_launch(const char *idx_or_name, const gt_group
   cfg.blockDim = dim3((unsigned)in->threads, 1, 1);
   cfg.dynamicSmemBytes = (size_t)in->smem;
   cfg.stream = (cudaStream_t)stream;
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
+  memset(attr, 0, sizeof attr);
+  unsigned na = 0;
   if (in->splitk > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = (unsigned)in->splitk;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = 1;
+    attr[na].val.clusterDim.y = 1;
+    attr[na].val.clusterDim.z = (unsigned)in->splitk;
+    na++;
   }
+  const unsigned pdl_at = na;
+  const bool pdl = pdl_on();
+  if (pdl) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = na;
   void *args[] = {&k};
-  GT_CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+  cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  if (pdl && (e == cudaErrorNotSupported || e == cudaErrorInvalidValue)) {
+    // A runtime that refuses the attribute: once, outside stream capture (a failed launch
+    // inside capture has invalidated the capture; the caller's fall-through handles that), drop
+    // it for the life of the process and launch again without it.
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(cfg.stream, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone) {
+      (void)cudaGetLastError();
+      __atomic_store_n(&g_pdl, 0, __ATOMIC_RELAXED);
+      cfg.numAttrs = pdl_at;
+      e = cudaLaunchKernelExC(&cfg, fn, args);
+    }
+  }
+  GT_CUDA_CHECK(e);
   return GT_OK;
 }

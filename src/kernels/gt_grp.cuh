@@ -161,9 +161,7 @@ __device__ __forceinline__ void grp_produce(const gt_grouped_kargs_t &p, uint32_
   constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
   constexpr int MBOX = 64 * BOX * 2;  // bytes of one 64 x 64 box (ekn weights)
-  const void *tw = &p.tma_w, *tx = &p.tma_x;
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tw) : "memory");
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tx) : "memory");
+  const void *tw = &p.tma_w, *tx = &p.tma_x;  // prefetched by grp_body before the wait
   const uint64_t evict_first = l2_evict_first_policy();
   for (int it = 0; it < nk; it++) {
     const int s = it % S;
@@ -295,17 +293,13 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   const gt_grouped_args_t &g = p.g;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
-  // offs may be written by the kernel before this one (torch's routing): read it after the
-  // dependent-launch wait (a no-op without the launch attribute).
-  pdl_wait();
-  if (warp == 0) {
-    const grp_slot sl = grp_find_slot<BN>(g, blockIdx.x);
-    if (lane == 0) s_slot = sl;
-  }
   const uint32_t raw = smem_u32(grp_smem);
   const uint32_t base = (raw + 1023u) & ~1023u;  // the host adds 1024 bytes of slack
   float *red = reinterpret_cast<float *>(grp_smem + (base - raw));
   const uint32_t full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[S]);
+  // The prologue that touches no operand runs before the dependent-launch wait, overlapping the
+  // previous kernel's drain (the host launches with programmatic stream serialization): the
+  // ring's barriers, and the tensor maps (kernel parameters) fetched into the descriptor cache.
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < S; s++) {
@@ -313,6 +307,19 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
       mbar_init(empty0 + 8 * s, 128 * NWG);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  if (warp == PRODUCER && lane == 0) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(&p.tma_w) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(&p.tma_x) : "memory");
+  }
+  // offs, the routed rows and the weights may be written by the kernels before this one
+  // (torch's routing): nothing reads them, and nothing is stored, before the wait. Then the next
+  // kernel in the stream may launch and run its own prologue while this one streams.
+  pdl_wait();
+  pdl_launch_dependents();
+  if (warp == 0) {
+    const grp_slot sl = grp_find_slot<BN>(g, blockIdx.x);
+    if (lane == 0) s_slot = sl;
   }
   __syncthreads();
   const grp_slot sl = s_slot;

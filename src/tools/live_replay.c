@@ -4,9 +4,10 @@
  * the row's baseline, the call tune raced the winner against (cublasGemmEx with its default
  * algorithm, or the application's cublasLtMatmul with cuBLASLt's heuristic algorithm, the key's
  * epilogue and its bias). Each side is captured as one CUDA graph of many calls over rotated
- * operand sets (at least 3x the L2 cache, so no call is timed out of cache), and the two graphs
- * are replayed alternately, in an order that flips every round. plain/served is the speedup the
- * application gets, to compare with the one the harness measured.
+ * operand sets (at least 3x the L2 cache, so no call is timed out of cache), and each graph is
+ * timed in three stretches of its own, each warmed up first, the stretches interleaved
+ * (run_rounds). plain/served is the speedup the application gets, to compare with the one the
+ * harness measured.
  *
  * What differs from the harness on purpose: the served call goes through the engine (its
  * decision, its prepared candidate, its per-stream workspace), not through the provider directly,
@@ -73,6 +74,9 @@ static bool live_precheck(const gt_db_row_t *row, gt_live_result_t *out) {
 #define LIVE_TARGET_US 2000.0
 #define LIVE_MIN_CALLS 20
 #define LIVE_MAX_CALLS 4096
+/* The warm-up that starts each timed stretch (warm_path). */
+#define LIVE_WARM_MS 200.0
+#define LIVE_WARM_MAX 20
 
 /* One replay in progress: operands, the two paths, their graphs. */
 typedef struct live {
@@ -343,7 +347,22 @@ static bool time_replay(live_t *L, cudaGraphExec_t exec, cudaEvent_t ev[2], doub
   return true;
 }
 
-/* The timed alternation. A failure here comes after the row's candidate ran, so it counts
+/* Replays exec back to back until LIVE_WARM_MS of them have passed or LIVE_WARM_MAX replays,
+ * whichever comes first (at least one): a stretch of one path alone brings the GPU to the state
+ * an application running that path sustains (a compute-bound call slows by 10-15% over its
+ * first ~150 ms as the GPU reaches its power limit, and a hungrier kernel throttles more).
+ * The same rule as the application-side client's warm-up (python/gemmtune/grouped/harness.py). */
+static bool warm_path(live_t *L, cudaGraphExec_t exec, cudaEvent_t ev[2]) {
+  double total_ms = 0, us = 0;
+  for (int n = 0; n == 0 || (total_ms < LIVE_WARM_MS && n < LIVE_WARM_MAX); n++) {
+    if (!time_replay(L, exec, ev, &us)) return false;
+    total_ms += us * L->calls / 1000.0;
+  }
+  return true;
+}
+
+/* The timed stretches (gt_live_block_plan: each path in GT_LIVE_BLOCKS stretches of its own,
+ * each warmed up first). A failure here comes after the row's candidate ran, so it counts
  * against it (an asynchronous fault shows on whichever replay follows it). */
 static void run_rounds(live_t *L, cudaGraphExec_t plain, cudaGraphExec_t served, int rounds,
                        gt_live_result_t *out) {
@@ -358,14 +377,15 @@ static void run_rounds(live_t *L, cudaGraphExec_t plain, cudaGraphExec_t served,
     return;
   }
   double *tp = calloc((size_t)rounds, sizeof *tp), *ts = calloc((size_t)rounds, sizeof *ts);
-  double warm;
-  bool ok = tp && ts && time_replay(L, plain, ev, &warm) && time_replay(L, served, ev, &warm);
-  for (int r = 0; ok && r < rounds; r++) {
-    /* Alternate, flipping the order every round: neither path always runs first. */
-    if (r % 2 == 0)
-      ok = time_replay(L, plain, ev, &tp[r]) && time_replay(L, served, ev, &ts[r]);
-    else
-      ok = time_replay(L, served, ev, &ts[r]) && time_replay(L, plain, ev, &tp[r]);
+  gt_live_block_t plan[2 * GT_LIVE_BLOCKS];
+  bool ok = tp && ts && gt_live_block_plan(rounds, plan);
+  int np = 0, ns = 0;
+  for (int b = 0; ok && b < 2 * GT_LIVE_BLOCKS; b++) {
+    cudaGraphExec_t exec = plan[b].served ? served : plain;
+    double *dst = plan[b].served ? ts : tp;
+    int *n = plan[b].served ? &ns : &np;
+    ok = warm_path(L, exec, ev);
+    for (int r = 0; ok && r < plan[b].samples; r++) ok = time_replay(L, exec, ev, &dst[(*n)++]);
   }
   if (ok) {
     out->outcome = GT_LIVE_OUT_DONE;

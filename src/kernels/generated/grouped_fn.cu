@@ -26,6 +26,19 @@ __global__ void gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks1(const __grid_constant__ 
 __global__ void gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x128_s2_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x128_s2_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x128_s2_ks4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x128_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x128_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x128_s6_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x8x64_s8_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t128x8x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_bf16_enk_t64x16x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
@@ -65,6 +78,19 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpd_bf16_enk_t64x16x256_s2_ks2,
     (const void *)gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks1,
     (const void *)gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks4,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s2_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s2_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x128_s2_ks4,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x128_s4_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x128_s4_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x128_s6_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x128_s6_ks2,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x8x64_s8_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t128x8x64_s6_ks1,
+    (const void *)gt_sm90_grpd_bf16_enk_t64x16x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks2,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1,
@@ -77,5 +103,5 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1,
     (const void *)gt_sm90_grpp_bf16_enk_t192x128x64_s4_ks1,
 };
-const size_t gt_grouped_fn_count = 34;
+const size_t gt_grouped_fn_count = 47;
 }  // extern "C"

@@ -17,6 +17,6 @@ gt_sm90_grpd_bf16_enk_t64x32x256_s2_ks2(const __grid_constant__ gt_grouped_kargs
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p) {
-  gtk::grp_body<gtk::bf16, 128, 8, 128, 4, 1, false, true>(p);
+gt_sm90_grpd_bf16_enk_t64x8x256_s2_ks1(const __grid_constant__ gt_grouped_kargs_t p) {
+  gtk::grp_body<gtk::bf16, 64, 8, 256, 2, 1, false, false>(p);
 }

@@ -179,6 +179,10 @@ set(GT_KERNEL_SOURCES_sm90
     grpd_bf16_4.cu
     grpd_bf16_5.cu
     grpd_bf16_6.cu
+    grpd_bf16_7.cu
+    grpd_bf16_8.cu
+    grpd_bf16_9.cu
+    grpd_bf16_10.cu
     grpp_bf16_0.cu
     grpp_bf16_1.cu
     grpp_bf16_2.cu
