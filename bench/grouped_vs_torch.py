@@ -204,8 +204,12 @@ def main():
             def best_own(i):
                 call(i, best_idx)
 
-            t2 = time_graph(torch_call, args.iters, args.reps)
-            o2 = time_graph(best_own, args.iters, args.reps) if own_kept else t2
+            try:
+                t2 = time_graph(torch_call, args.iters, args.reps)
+                o2 = time_graph(best_own, args.iters, args.reps) if own_kept else t2
+            except RuntimeError as e:
+                print("%-23s tokens %d: the second pass failed: %s" % (label, tokens, e))
+                continue
             tuned_speed = t2 / o2
             # Noise: how far the two passes' times of the same calls differ.
             noise = abs(t2 - t_us) / t_us + (abs(o2 - best[1]) / best[1] if own_kept else 0.0)
