@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
         if (only && strcmp(only, in->name)) continue;
         /* A decode tile re-reads the group's weights for every BN rows: past 4 tiles per group
          * on average it cannot win, and at prefill it would take seconds. */
-        if (!only && in->family == GT_GROUPED_DECODE && active &&
+        if (!only && in->family != GT_GROUPED_PREFILL && active &&
             rows > 4 * (int64_t)in->tile_rows * active)
           continue;
         a.b = w[0];

@@ -22,10 +22,15 @@ static void test_names_spell_rows(void **state) {
     const gt_grouped_instance_t *in = &gt_grouped_instances[i];
     char want[160];
     assert_true((size_t)in->arch < gt_karch_count);
-    snprintf(want, sizeof want, "gt_%s_%s_bf16_%s_t%dx%dx%d_s%d_ks%d", gt_karchs[in->arch].token,
-             in->family == GT_GROUPED_DECODE ? "grpd" : "grpp",
-             in->layout == GT_GROUPED_ENK ? "enk" : "ekn", in->tile_n, in->tile_rows, in->tile_k,
-             in->stages, in->splitk);
+    if (in->family == GT_GROUPED_VECTOR)
+      snprintf(want, sizeof want, "gt_%s_grpv_bf16_%s_t%dx%dx%d_w%d_c%d",
+               gt_karchs[in->arch].token, in->layout == GT_GROUPED_ENK ? "enk" : "ekn",
+               in->tile_n, in->tile_rows, in->tile_k, in->threads / 32, in->chunks);
+    else
+      snprintf(want, sizeof want, "gt_%s_%s_bf16_%s_t%dx%dx%d_s%d_ks%d", gt_karchs[in->arch].token,
+               in->family == GT_GROUPED_DECODE ? "grpd" : "grpp",
+               in->layout == GT_GROUPED_ENK ? "enk" : "ekn", in->tile_n, in->tile_rows,
+               in->tile_k, in->stages, in->splitk);
     assert_string_equal(in->name, want);
     assert_int_equal(gt_grouped_find(in->name), (int)i);
     assert_int_equal(in->dtype, GT_DT_BF16);
@@ -35,11 +40,26 @@ static void test_names_spell_rows(void **state) {
 }
 
 /* Decode: one consumer warpgroup + the producer warp; prefill: one per 64 rows. The ring holds
- * S stages of BM weight rows and BN routed rows of BK elements, plus 1 KB of alignment slack. */
+ * S stages of BM weight rows and BN routed rows of BK elements, plus 1 KB of alignment slack.
+ * grpv: whole warps, no ring, no split; shared memory is the [warps][BN][BM] fp32 partials; K
+ * per warp batch is 256 elements (32 lanes x 8) times the unroll; enk weights only; every other
+ * family computes one chunk a CTA. */
 static void test_geometry(void **state) {
   (void)state;
   for (size_t i = 0; i < gt_grouped_instance_count; i++) {
     const gt_grouped_instance_t *in = &gt_grouped_instances[i];
+    if (in->family == GT_GROUPED_VECTOR) {
+      assert_int_equal(in->threads % 32, 0);
+      assert_int_equal(in->smem, in->threads / 32 * in->tile_rows * in->tile_n * 4);
+      assert_int_equal(in->stages, 1);
+      assert_int_equal(in->splitk, 1);
+      assert_int_equal(in->tile_k % 256, 0);
+      assert_true(in->tile_rows >= 1 && in->tile_rows <= 8);
+      assert_int_equal(in->layout, GT_GROUPED_ENK);
+      assert_true(in->chunks >= 1);
+      continue;
+    }
+    assert_int_equal(in->chunks, 1);
     const int wgs = in->family == GT_GROUPED_DECODE ? 1 : in->tile_rows / 64;
     assert_int_equal(in->threads, 128 * wgs + 32);
     assert_int_equal(in->smem, in->stages * (in->tile_n + in->tile_rows) * in->tile_k * 2 + 1024);
@@ -47,13 +67,17 @@ static void test_geometry(void **state) {
   }
 }
 
+/* Both layouts have decode (grpd) and prefill (grpp) instances; the CUDA-core decode (grpv)
+ * exists for [E][N][K] weights, the layout torch passes for nn.Linear-style experts. */
 static void test_families_per_layout(void **state) {
   (void)state;
-  int have[2][2] = {{0}};
+  int have[2][3] = {{0}};
   for (size_t i = 0; i < gt_grouped_instance_count; i++)
     have[gt_grouped_instances[i].layout][gt_grouped_instances[i].family]++;
   for (int l = 0; l < 2; l++)
-    for (int f = 0; f < 2; f++) assert_true(have[l][f] > 0);
+    for (int f = GT_GROUPED_DECODE; f <= GT_GROUPED_PREFILL; f++) assert_true(have[l][f] > 0);
+  assert_true(have[GT_GROUPED_ENK][GT_GROUPED_VECTOR] > 0);
+  assert_int_equal(have[GT_GROUPED_EKN][GT_GROUPED_VECTOR], 0);
 }
 
 /* Every routing of `rows` rows over `groups` groups has at most ceil(rows / BN) +
@@ -82,8 +106,13 @@ static void test_grid_covers_routing(void **state) {
         tiles += (share + bn - 1) / bn;
         left -= share;
       }
-      assert_true(tiles <= (int64_t)grid[0]);
-      assert_int_equal(grid[1], (unsigned)((1000 + in->tile_n - 1) / in->tile_n));
+      /* The slots ride on x (grpd, grpp) or y (grpv), the N tiles on the other. */
+      const int vector = in->family == GT_GROUPED_VECTOR;
+      const unsigned ntiles = (unsigned)((1000 + in->tile_n - 1) / in->tile_n);
+      const unsigned along_n = vector ? (ntiles + in->chunks - 1) / in->chunks : ntiles;
+      assert_true(tiles <= gt_grouped_slots((int)i, &a));
+      assert_int_equal(grid[vector ? 1 : 0], (unsigned)gt_grouped_slots((int)i, &a));
+      assert_int_equal(grid[vector ? 0 : 1], along_n);
       assert_int_equal(grid[2], (unsigned)in->splitk);
     }
   }

@@ -20,8 +20,9 @@ Writes src/kernels/generated/:
   wgmma_f8.cuh             the fp8 wgmma.mma_async m64nNk32 wrappers for every (A type, B type,
                            N) the wgf8 instances use (only when the space has wgf8 instances)
   <gfamily>_<dtype>_<i>.cu the grouped GEMM kernels (space.json's "grouped" section: families
-                           grpd and grpp, gt_grp.cuh), one `extern "C" __global__` kernel per
-                           instance taking gt_grouped_kargs_t, symbol = instance name
+                           grpd and grpp in gt_grp.cuh, grpv in gt_grpv.cuh), one
+                           `extern "C" __global__` kernel per instance taking
+                           gt_grouped_kargs_t, symbol = instance name
   grouped_instances.c      their plain-C table (name, family, layout, tile, threads, shared
                            memory; gt_grouped.h), written only when the space has that section
   grouped_fn.cu            their kernel handles, in the same order
@@ -371,7 +372,7 @@ def make_grp(p, fam, swapped):
         raise SpaceError("grpd: BN is one of %s routed rows (wgmma's N)" % (WG_TOKENS,))
     nwg = bn // 64 if swapped else 1
     return dict(tokens="t%dx%dx%d_s%d_ks%d" % (bm, bn, bk, st, ks),
-                row=dict(tile_n=bm, tile_rows=bn, tile_k=bk, stages=st, splitk=ks),
+                row=dict(tile_n=bm, tile_rows=bn, tile_k=bk, stages=st, splitk=ks, chunks=1),
                 threads=128 * nwg + 32,
                 smem=st * (bm + bn) * bk * 2 + 1024,
                 static_smem=16 * st + 32,  # mbarriers and the slot
@@ -380,12 +381,42 @@ def make_grp(p, fam, swapped):
                 wgmma_n=bm if swapped else bn)
 
 
-GFamily = collections.namedtuple("GFamily", "keys make per_file c_enum")
+# grpv: the CUDA-core grouped decode (gt_grpv.cuh): a CTA of w warps computes r weight rows of
+# one group against the n routed rows of one slot over the whole K (gt_decode.cuh's dot product),
+# u 256-element vectors per warp batch in flight. No TMA, no shared-memory ring: many small CTAs,
+# so no tail wave; c chunks of r weight rows a CTA in turn (one slot lookup for all of them).
+# Name t<r>x<n>x<256u>_w<w>_c<c> (weight rows x routed rows x K per warp batch, warps, chunks).
+def make_grpv(p):
+    r, n, w, u, c = p["r"], p["n"], p["w"], p["u"], p["c"]
+    if p["dtype"] != "bf16":
+        raise SpaceError("grpv: bf16 only (torch's grouped_mm path this family replaces)")
+    if p["layout"] != "enk":
+        raise SpaceError("grpv: enk weights only (K contiguous: 16-byte loads along K)")
+    if r not in (1, 2, 4, 8, 16) or n not in (1, 2, 4, 8):
+        raise SpaceError("grpv: r is 1, 2, 4, 8 or 16 weight rows, n 1, 2, 4 or 8 routed rows")
+    if w not in (1, 2, 4, 8, 16) or u not in (1, 2, 4, 8):
+        raise SpaceError("grpv: w is 1 to 16 warps (a power of 2), u 1, 2, 4 or 8")
+    if r * n > 64 or r * u > 32:
+        raise SpaceError("grpv: r*n <= 64 partial sums and r*u <= 32 vectors in flight a lane")
+    if c not in (1, 2, 4, 8, 16):
+        raise SpaceError("grpv: c is 1, 2, 4, 8 or 16 chunks of r weight rows a CTA")
+    return dict(tokens="t%dx%dx%d_w%d_c%d" % (r, n, 256 * u, w, c),
+                row=dict(tile_n=r, tile_rows=n, tile_k=256 * u, stages=1, splitk=1, chunks=c),
+                threads=32 * w,
+                smem=w * n * r * 4,
+                static_smem=32,  # the slot
+                body=("gtk::grpv_body", ["gtk::bf16", n, r, w, u, c]),
+                wgmma_n=None)
+
+
+GFamily = collections.namedtuple("GFamily", "keys make header per_file c_enum")
 GROUPED_FAMILIES = {
-    "grpd": GFamily(["dtype", "layout", "t", "s", "ks"], lambda p: make_grp(p, "grpd", False), 4,
-                    "GT_GROUPED_DECODE"),
-    "grpp": GFamily(["dtype", "layout", "t", "s", "ks"], lambda p: make_grp(p, "grpp", True), 2,
-                    "GT_GROUPED_PREFILL"),
+    "grpd": GFamily(["dtype", "layout", "t", "s", "ks"], lambda p: make_grp(p, "grpd", False),
+                    "gt_grp.cuh", 4, "GT_GROUPED_DECODE"),
+    "grpp": GFamily(["dtype", "layout", "t", "s", "ks"], lambda p: make_grp(p, "grpp", True),
+                    "gt_grp.cuh", 2, "GT_GROUPED_PREFILL"),
+    "grpv": GFamily(["dtype", "layout", "r", "n", "w", "u", "c"], make_grpv, "gt_grpv.cuh", 6,
+                    "GT_GROUPED_VECTOR"),
 }
 
 
@@ -437,8 +468,8 @@ def expand_grouped(space, archs, used_archs):
     return out
 
 
-def grouped_kernel_file(header, inc, insts):
-    lines = ["// " + header, '#include "%s/gt_grp.cuh"' % inc]
+def grouped_kernel_file(header, inc, kheader, insts):
+    lines = ["// " + header, '#include "%s/%s"' % (inc, kheader)]
     for i in insts:
         lines.append("")
         lines.append('extern "C" __global__ void __launch_bounds__(%d)' % i["threads"])
@@ -460,7 +491,8 @@ def grouped_files(header, inc, ginsts, archs, files, sources):
         stem = "%s_%s_%s" % (fam, arch, dt) if multi else "%s_%s" % (fam, dt)
         for j in range(0, len(group), per):
             fn = "%s_%d.cu" % (stem, j // per)
-            files[fn] = grouped_kernel_file(header, inc, group[j:j + per])
+            files[fn] = grouped_kernel_file(header, inc, GROUPED_FAMILIES[fam].header,
+                                           group[j:j + per])
             sources[arch].append(fn)
     lines = ["/* " + header + " */", '#include "%s/gt_grouped.h"' % inc, "",
              "const gt_grouped_instance_t gt_grouped_instances[] = {"]
@@ -469,9 +501,9 @@ def grouped_files(header, inc, ginsts, archs, files, sources):
         lines.append('    {"%s", %s, %d, %s, %s,' % (
             i["name"], GROUPED_FAMILIES[i["family"]].c_enum, arch_index[i["arch"]],
             DTYPES[i["dtype"]][0], GROUPED_LAYOUTS[i["layout"]]))
-        lines.append("     %d, %d, %d, %d, %d, %d, %d}," % (
-            r["tile_n"], r["tile_rows"], r["tile_k"], r["stages"], r["splitk"], i["threads"],
-            i["smem"]))
+        lines.append("     %d, %d, %d, %d, %d, %d, %d, %d}," % (
+            r["tile_n"], r["tile_rows"], r["tile_k"], r["stages"], r["splitk"], r["chunks"],
+            i["threads"], i["smem"]))
     lines.append("};")
     lines.append("const size_t gt_grouped_instance_count = %d;" % len(ginsts))
     files["grouped_instances.c"] = "\n".join(lines) + "\n"

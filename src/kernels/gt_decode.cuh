@@ -34,50 +34,22 @@ template <int CNT, int OFF> struct halve_reduce {
   }
 };
 
-// EPI: the epilogue twin (store_out applies the key's epilogue); false is the plain instance.
-template <typename T, int NT, int RW, int WK, int KU, int V, bool EPI = false>
-__device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
+// The dot products of one decode CTA: RW weight rows (wp[r], already offset by lane * V) times NT
+// activation rows (xp[t], the same) over K [kbeg, kend), split among the CTA's WK warps, reduced
+// across the warp by recursive halving (RW*NT values in about RW*NT shuffles, not 5 per value),
+// then across warps through shared memory `red` ([WK][NT][RW] floats) in fixed warp order, so
+// the result does not depend on scheduling. store(r, t, sum) is called once per (row, token) by
+// one thread of the CTA; the caller's bounds check decides what it writes. Shared by the dense
+// decode family (decode_body) and the grouped vector family (gt_grpv.cuh).
+template <typename T, int NT, int RW, int WK, int KU, int V, typename Store>
+__device__ __forceinline__ void decode_dot(const uint16_t *const (&wp)[RW],
+                                           const uint16_t *const (&xp)[NT], int64_t kbeg,
+                                           int64_t kend, float *red, Store store) {
   constexpr int VW = V / 2;      // 32-bit words per vector
   constexpr int CH = 32 * V;     // elements of K one warp covers per load instruction
   constexpr int GK = CH * KU;    // elements of K per batch
   constexpr int NV = RW * NT;    // partial sums per thread
-  extern __shared__ float red[]; // [WK][NT][RW]
-
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int64_t m = a.m, n = a.n;
-  const int64_t row0 = (int64_t)blockIdx.x * RW;
-  const int64_t tok0 = (int64_t)blockIdx.y * NT;
-  const krange kr = split_range(a);
-  const uint16_t *A = static_cast<const uint16_t *>(a.A);
-  const uint16_t *B = static_cast<const uint16_t *>(a.B);
-
-  // Rows and tokens past the end are clamped to the last one: their loads stay in bounds and
-  // their sums are never stored, so the hot loop needs no predicates.
-  const uint16_t *wp[RW];
-  const uint16_t *xp[NT];
-#pragma unroll
-  for (int r = 0; r < RW; r++) {
-    int64_t row = row0 + r < m ? row0 + r : m - 1;
-    wp[r] = A + row * a.lda + lane * V;
-  }
-#pragma unroll
-  for (int t = 0; t < NT; t++) {
-    int64_t tok = tok0 + t < n ? tok0 + t : n - 1;
-    xp[t] = B + tok * a.ldb + lane * V;
-  }
-
-  // The CTA's first K step (WK batches) of its rows goes to L2 before pdl_wait(), overlapping
-  // the previous kernel's tail (a prefetch reads nothing into the SM; see gt_kcommon.cuh).
-  if (warp == 0 && lane < RW && row0 + lane < m) {
-    constexpr int64_t CK = (int64_t)WK * CH * KU;
-    const int64_t left = kr.end - kr.beg;
-    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
-    const int64_t off = (row0 + lane) * a.lda + kr.beg;
-    // Vector loads imply 16-byte aligned rows only when V == 8.
-    if (V == 8 && bytes) prefetch_l2(A + off, bytes);
-  }
-  pdl_wait();
-  pdl_launch_dependents();
 
   float acc[RW][NT];
 #pragma unroll
@@ -103,10 +75,10 @@ __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
     }
   };
 
-  const int64_t len = kr.end - kr.beg;
+  const int64_t len = kend - kbeg;
   const int64_t nfull = len / GK;
   for (int64_t gi = warp; gi < nfull; gi += WK) {
-    const int64_t k0 = kr.beg + gi * GK;
+    const int64_t k0 = kbeg + gi * GK;
     vec<V> w[KU][RW], x[KU][NT];
 #pragma unroll
     for (int u = 0; u < KU; u++)
@@ -121,8 +93,8 @@ __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
   }
   // What is left of the range (less than one batch), one warp-chunk at a time; only the last
   // vector of the range can be partial.
-  for (int64_t c = kr.beg + nfull * GK + (int64_t)warp * CH; c < kr.end; c += (int64_t)WK * CH) {
-    const int64_t valid = kr.end - (c + lane * V);
+  for (int64_t c = kbeg + nfull * GK + (int64_t)warp * CH; c < kend; c += (int64_t)WK * CH) {
+    const int64_t valid = kend - (c + lane * V);
     vec<V> w[RW], x[NT];
     if (valid >= V) {
 #pragma unroll
@@ -162,14 +134,61 @@ __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
   __syncthreads();
   for (int e = threadIdx.x; e < NT * RW; e += WK * 32) {
     const int t = e / RW, r = e % RW;
-    const int64_t row = row0 + r, tok = tok0 + t;
-    if (row < m && tok < n) {
-      float s = 0.f;
+    float s = 0.f;
 #pragma unroll
-      for (int w = 0; w < WK; w++) s += red[(w * NT + t) * RW + r];
-      store_out<T, EPI>(a, row, tok, s);
-    }
+    for (int w = 0; w < WK; w++) s += red[(w * NT + t) * RW + r];
+    store(r, t, s);
   }
+}
+
+// A CTA owns RW weight rows and one tokens tile of NT; its WK warps split the K range of the
+// CTA's split (decode_dot). EPI: the epilogue twin (store_out applies the key's epilogue); false
+// is the plain instance.
+template <typename T, int NT, int RW, int WK, int KU, int V, bool EPI = false>
+__device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
+  constexpr int CH = 32 * V;     // elements of K one warp covers per load instruction
+  extern __shared__ float red[]; // [WK][NT][RW]
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t m = a.m, n = a.n;
+  const int64_t row0 = (int64_t)blockIdx.x * RW;
+  const int64_t tok0 = (int64_t)blockIdx.y * NT;
+  const krange kr = split_range(a);
+  const uint16_t *A = static_cast<const uint16_t *>(a.A);
+  const uint16_t *B = static_cast<const uint16_t *>(a.B);
+
+  // Rows and tokens past the end are clamped to the last one: their loads stay in bounds and
+  // their sums are never stored, so the hot loop needs no predicates.
+  const uint16_t *wp[RW];
+  const uint16_t *xp[NT];
+#pragma unroll
+  for (int r = 0; r < RW; r++) {
+    int64_t row = row0 + r < m ? row0 + r : m - 1;
+    wp[r] = A + row * a.lda + lane * V;
+  }
+#pragma unroll
+  for (int t = 0; t < NT; t++) {
+    int64_t tok = tok0 + t < n ? tok0 + t : n - 1;
+    xp[t] = B + tok * a.ldb + lane * V;
+  }
+
+  // The CTA's first K step (WK batches) of its rows goes to L2 before pdl_wait(), overlapping
+  // the previous kernel's tail (a prefetch reads nothing into the SM; see gt_kcommon.cuh).
+  if (warp == 0 && lane < RW && row0 + lane < m) {
+    constexpr int64_t CK = (int64_t)WK * CH * KU;
+    const int64_t left = kr.end - kr.beg;
+    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
+    const int64_t off = (row0 + lane) * a.lda + kr.beg;
+    // Vector loads imply 16-byte aligned rows only when V == 8.
+    if (V == 8 && bytes) prefetch_l2(A + off, bytes);
+  }
+  pdl_wait();
+  pdl_launch_dependents();
+
+  decode_dot<T, NT, RW, WK, KU, V>(wp, xp, kr.beg, kr.end, red, [&](int r, int t, float s) {
+    const int64_t row = row0 + r, tok = tok0 + t;
+    if (row < m && tok < n) store_out<T, EPI>(a, row, tok, s);
+  });
 }
 
 }  // namespace gtk

@@ -18,16 +18,30 @@ int gt_grouped_layout_of(const gt_grouped_args_t *a) {
   return -1;
 }
 
-/* x: every tile of BN rows of every non-empty group. The host does not know the split (offs is
- * on the device), but a group of c > 0 rows has ceil(c / BN) <= c / BN + 1 tiles, and at most
- * min(groups, rows) groups are non-empty, so ceil(rows / BN) + min(groups, rows) slots cover any
- * routing; the CTAs of slots past the last tile exit before loading. */
+/* Every tile of BN rows of every non-empty group. The host does not know the split (offs is on
+ * the device), but a group of c > 0 rows has ceil(c / BN) <= (c + BN - 1) / BN tiles and at most
+ * m = min(groups, rows) groups are non-empty, so the tiles number at most
+ * floor((rows + m (BN - 1)) / BN): rows itself when BN is 1 (a tile per row, no slot wasted at
+ * one token), never more than ceil(rows / BN) + m. The CTAs of slots past the last tile exit
+ * before loading. */
+int64_t gt_grouped_slots(int idx, const gt_grouped_args_t *a) {
+  const int64_t bn = gt_grouped_instances[idx].tile_rows;
+  if (a->rows <= 0) return 0;
+  const int64_t nonempty = a->groups < a->rows ? a->groups : a->rows;
+  return (a->rows + (nonempty > 0 ? nonempty : 0) * (bn - 1)) / bn;
+}
+
 void gt_grouped_grid(int idx, const gt_grouped_args_t *a, unsigned grid[3]) {
   const gt_grouped_instance_t *in = &gt_grouped_instances[idx];
-  const int64_t bn = in->tile_rows, bm = in->tile_n;
-  const int64_t nonempty = a->groups < a->rows ? a->groups : a->rows;
-  grid[0] = (unsigned)((a->rows + bn - 1) / bn + nonempty);
-  grid[1] = (unsigned)((a->n + bm - 1) / bm);
+  const unsigned slots = (unsigned)gt_grouped_slots(idx, a);
+  const unsigned ntiles = (unsigned)((a->n + in->tile_n - 1) / in->tile_n);
+  if (in->family == GT_GROUPED_VECTOR) {
+    grid[0] = (ntiles + (unsigned)in->chunks - 1) / (unsigned)in->chunks;
+    grid[1] = slots;
+  } else {
+    grid[0] = slots;
+    grid[1] = ntiles;
+  }
   grid[2] = (unsigned)in->splitk;
 }
 

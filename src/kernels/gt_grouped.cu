@@ -1,11 +1,12 @@
 // The CUDA half of the grouped GEMM host API (gt_grouped.h): the legality check and the launch
-// of one instance. Per call it encodes the two TMA tensor maps from the pointers (the weights
-// 3-D: the group is the outer dimension, so TMA zero-fills N and K tails inside a group and a box
-// never reads into the next group's weights) and launches one kernel, with a cluster of the
-// instance's K splits and programmatic stream serialization (its prologue overlaps the previous
-// kernel's drain); nothing here synchronises with the device. Host C++ without its runtime
-// (pthread, no std::mutex, nothing with a destructor): the shim links this into processes whose
-// link line has no libstdc++.
+// of one instance. Per call it encodes the two TMA tensor maps of the TMA families (grpd, grpp)
+// from the pointers (the weights 3-D: the group is the outer dimension, so TMA zero-fills N and
+// K tails inside a group and a box never reads into the next group's weights; grpv reads with
+// plain 16-byte loads under the same alignment rules and needs none) and launches one kernel,
+// with a cluster of the instance's K splits and programmatic stream serialization (its prologue
+// overlaps the previous kernel's drain); nothing here synchronises with the device. Host C++
+// without its runtime (pthread, no std::mutex, nothing with a destructor): the shim links this
+// into processes whose link line has no libstdc++.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
@@ -194,11 +195,14 @@ extern "C" gt_status_t gt_grouped_supports(int idx, const gt_grouped_args_t *a) 
                       in->name);
   if (!aligned(a->d, 2) || (a->bias && !aligned(a->bias, 2)) || a->ldd < a->n)
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: d and bias 2-byte aligned, ldd >= n", in->name);
-  unsigned grid[3];
-  gt_grouped_grid(idx, a, grid);
-  if ((a->rows + in->tile_rows - 1) / in->tile_rows + a->groups > INT32_MAX || grid[1] > 65535)
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: grid %u x %u beyond the launch limits", in->name,
-                      grid[0], grid[1]);
+  // The slots ride on grid x (grpd, grpp: up to 2^31 - 1) or grid y (grpv: up to 65535), the N
+  // tiles on the other.
+  const int64_t slots = gt_grouped_slots(idx, a);
+  const int64_t ntiles = (a->n + in->tile_n - 1) / in->tile_n;
+  const bool vector = in->family == GT_GROUPED_VECTOR;
+  if (slots > (vector ? 65535 : INT32_MAX) || ntiles > (vector ? INT32_MAX : 65535))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %lld slots x %lld N tiles beyond the launch limits",
+                      in->name, (long long)slots, (long long)ntiles);
   devinfo d;
   gt_status_t s = device_info(&d);
   if (s != GT_OK) return s;
@@ -247,9 +251,12 @@ extern "C" gt_status_t gt_grouped_launch(const char *idx_or_name, const gt_group
   k.evict_first = 1;
   unsigned grid[3];
   gt_grouped_grid(idx, a, grid);
-  k.ntiles = (int32_t)grid[1];
-  s = encode_maps(&k, in);
-  if (s != GT_OK) return s;
+  const bool vector = in->family == GT_GROUPED_VECTOR;
+  k.ntiles = (int32_t)(vector ? grid[0] : grid[1]);
+  if (!vector) {  // grpv reads with plain loads: no tensor maps
+    s = encode_maps(&k, in);
+    if (s != GT_OK) return s;
+  }
   const void *fn = gt_grouped_fns[idx];
   // Function state, not a stream operation: legal while the stream is being captured. Set once
   // per device and instance (it is a host call of about a microsecond on every launch else).

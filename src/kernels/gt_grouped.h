@@ -6,9 +6,13 @@
  * Names: gt_<arch>_<family>_<dtype>_<layout>_t<BM>x<BN>x<BK>_s<S>_ks<KS>, the kernel's symbol too,
  * so a CUPTI trace names the instance that ran (gt_sm90_grpd_bf16_enk_t128x16x128_s4_ks2).
  * Families: grpd (decode: a CTA streams BM weight rows of one group once per BN routed rows, the
- * weight rows as wgmma's M; 1-64 rows per group) and grpp (prefill: BN = 64 or 128 routed rows
- * as wgmma's M times BM weight rows). One launch per call, no host synchronisation, legal in
- * CUDA graph capture: the routing is read from offs on the device by every CTA. */
+ * weight rows as wgmma's M; 1-64 rows per group), grpp (prefill: BN = 64 or 128 routed rows
+ * as wgmma's M times BM weight rows) and grpv (decode on CUDA cores, gt_grpv.cuh: a CTA of W
+ * warps computes BM weight rows for BN <= 8 routed rows over the whole K; named
+ * gt_<arch>_grpv_bf16_enk_t<BM>x<BN>x<BK>_w<W>_c<C>, BK the K elements of one warp batch, C
+ * chunks of BM rows a CTA). One
+ * launch per call, no host synchronisation, legal in CUDA graph capture: the routing is read
+ * from offs on the device by every CTA. */
 #ifndef GT_GROUPED_H
 #define GT_GROUPED_H
 
@@ -28,7 +32,8 @@ struct CUstream_st;
 
 typedef enum gt_grouped_family {
   GT_GROUPED_DECODE = 0, /* grpd */
-  GT_GROUPED_PREFILL     /* grpp */
+  GT_GROUPED_PREFILL,    /* grpp */
+  GT_GROUPED_VECTOR      /* grpv */
 } gt_grouped_family_t;
 
 /* Which weight layout an instance reads (fixed per instance: the TMA boxes and the wgmma
@@ -46,9 +51,10 @@ typedef struct gt_grouped_instance {
   gt_grouped_layout_t layout;
   int tile_n;        /* BM: weight rows (output columns) per CTA */
   int tile_rows;     /* BN: routed rows per CTA */
-  int tile_k;        /* BK: K per ring stage */
-  int stages;
-  int splitk;        /* CTAs along K in one cluster (1: none) */
+  int tile_k;        /* BK: K per ring stage (grpv: K per warp batch, 256 x its unroll) */
+  int stages;        /* ring stages (grpv: 1, no ring) */
+  int splitk;        /* CTAs along K in one cluster (1: none; grpv: 1) */
+  int chunks;        /* grpv: chunks of BM weight rows one CTA computes in turn; 1 elsewhere */
   int threads;
   int smem;          /* dynamic shared memory per CTA, bytes (1024 of it alignment slack) */
 } gt_grouped_instance_t;
@@ -64,8 +70,13 @@ int gt_grouped_find(const char *name);
  * when sbn == 1 (and sbk != 1), -1 when neither stride is 1. */
 int gt_grouped_layout_of(const gt_grouped_args_t *args);
 
-/* Threads the one launch of instance `idx` uses for args, as {x, y, z} grid dimensions: x the
- * tile slots (ceil(rows / BN) + min(groups, rows)), y the N tiles, z the K splits. Plain C. */
+/* The tile slots any routing of args needs (tiles of BN rows of each non-empty group), bounded
+ * on the host: floor((rows + min(groups, rows) (BN - 1)) / BN). Plain C. */
+int64_t gt_grouped_slots(int idx, const gt_grouped_args_t *args);
+
+/* The {x, y, z} grid of the one launch of instance `idx` for args: grpd and grpp x the tile
+ * slots, y the N tiles of BM, z the K splits; grpv x the CTAs along N (ceil(N tiles / chunks)),
+ * y the slots, z 1. Plain C. */
 void gt_grouped_grid(int idx, const gt_grouped_args_t *args, unsigned grid[3]);
 
 /* The workspace instance `idx` needs for args, bytes: 0 for every instance today (split-K is

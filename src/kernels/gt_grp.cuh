@@ -4,8 +4,8 @@
 // Grid: x = tile slots, y = N tiles (BM weight rows = output columns each), z = the K splits
 // (one cluster of KS CTAs along z). A slot is one token tile (BN routed rows) of one non-empty
 // group: the host cannot know the split of rows among groups, but it knows an upper bound of the
-// tiles, ceil(rows / BN) + min(groups, rows) (each non-empty group adds at most one partial
-// tile), and sizes the grid by it. At kernel start warp 0 scans offs (32 lanes x 8 groups per
+// tiles, floor((rows + min(groups, rows) (BN - 1)) / BN) (gt_grouped_slots: each non-empty group
+// adds at most one partial tile), and sizes the grid by it. At kernel start warp 0 scans offs (32 lanes x 8 groups per
 // round, all loads of a round in flight together) and finds the slot's group and tile; a slot
 // past the last tile exits before its first load, so an empty group costs no weight bytes and a
 // replay of a captured graph follows that replay's offs. Slots are gridDim.x so that CTAs launched
@@ -40,6 +40,7 @@
 #pragma once
 
 #include "gt_grouped_kargs.h"
+#include "gt_grp_slot.cuh"
 #include "gt_wg.cuh"
 
 namespace gtk {
@@ -79,76 +80,6 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *tmap, uint
       " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
       "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
-}
-
-// The group and row range of tile slot `slot` (rows of BN), or group -1 when the slot is past
-// the last tile. Run by one whole warp; every lane returns the same result. Group g's rows are
-// [clamp(offs[g-1]), clamp(offs[g])), clamped to [0, rows): a routing that overruns the
-// allocation is cut at it, never written past it.
-struct grp_slot {
-  int group;
-  int64_t r0, rend;  // first row of the tile, end of the group's rows
-};
-template <int BN>
-__device__ __forceinline__ grp_slot grp_find_slot(const gt_grouped_args_t &g, int64_t slot) {
-  constexpr int U = 8;  // groups per lane per round
-  const int lane = threadIdx.x & 31;
-  const int64_t rows = g.rows;
-  auto clampr = [rows](int64_t v) { return v < 0 ? 0 : (v > rows ? rows : v); };
-  grp_slot out = {-1, 0, 0};
-  int64_t left = slot;  // tiles still to skip
-  for (int base = 0; base < g.groups; base += 32 * U) {
-    const int first = base + lane * U;
-    int64_t end[U], beg0;
-#pragma unroll
-    for (int j = 0; j < U; j++)
-      end[j] = first + j < g.groups ? clampr(g.offs[first + j]) : -1;
-    beg0 = first == 0 ? 0 : (first - 1 < g.groups ? clampr(g.offs[first - 1]) : 0);
-    int64_t tiles[U], mine = 0;
-#pragma unroll
-    for (int j = 0; j < U; j++) {
-      const int64_t beg = j == 0 ? beg0 : end[j - 1];
-      const int64_t cnt = end[j] > beg ? end[j] - beg : 0;
-      tiles[j] = (cnt + BN - 1) / BN;
-      mine += tiles[j];
-    }
-    // Exclusive scan of the lanes' tile counts.
-    int64_t incl = mine;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int64_t v = __shfl_up_sync(0xffffffffu, incl, d);
-      if (lane >= d) incl += v;
-    }
-    const int64_t excl = incl - mine;
-    const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
-    const bool here = left >= excl && left < incl;
-    const unsigned who = __ballot_sync(0xffffffffu, here);
-    if (who) {
-      const int src = __ffs(who) - 1;
-      int grp = -1;
-      int64_t r0 = 0, rend = 0;
-      if (here) {
-        int64_t t = left - excl;
-#pragma unroll
-        for (int j = 0; j < U; j++) {
-          if (grp < 0 && t < tiles[j]) {
-            const int64_t beg = j == 0 ? beg0 : end[j - 1];
-            grp = first + j;
-            r0 = beg + t * BN;
-            rend = end[j];
-          } else if (grp < 0) {
-            t -= tiles[j];
-          }
-        }
-      }
-      out.group = __shfl_sync(0xffffffffu, grp, src);
-      out.r0 = __shfl_sync(0xffffffffu, r0, src);
-      out.rend = __shfl_sync(0xffffffffu, rend, src);
-      return out;
-    }
-    left -= total;
-  }
-  return out;
 }
 
 // The producer lane: streams nk BK-wide slices of the group's BM weight rows from n0 and of the

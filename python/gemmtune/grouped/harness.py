@@ -74,7 +74,8 @@ def time_graph(fn_iter, iters, reps):
 
 
 def decode_tile_hopeless(name, rows, active):
-    """A decode tile (grpd) re-reads the group's weights for every BN rows: past 4 tiles per
-    active group on average it cannot win, and at prefill it takes seconds."""
+    """A decode tile (grpd, grpv) re-reads the group's weights for every BN rows: past 4 tiles
+    per active group on average it cannot win, and at prefill it takes seconds."""
     bn = int(re.search(r"_t\d+x(\d+)x\d+_", name).group(1))
-    return "_grpd_" in name and active > 0 and rows > 4 * bn * active
+    decode = "_grpd_" in name or "_grpv_" in name
+    return decode and active > 0 and rows > 4 * bn * active

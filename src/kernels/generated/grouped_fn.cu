@@ -44,6 +44,27 @@ __global__ void gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks2(const __grid_constant__ 
 __global__ void gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x64x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c8(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c16(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t2x1x512_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t2x1x512_w4_c8(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t2x1x512_w4_c16(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t8x1x512_w4_c1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t8x1x512_w4_c2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t8x1x512_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w2_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w2_c8(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x2x512_w4_c1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x2x512_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x2x512_w4_c8(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x4x256_w4_c1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x4x256_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x4x256_w4_c8(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x8x256_w4_c1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x8x256_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpv_bf16_enk_t4x8x256_w4_c8(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpp_bf16_enk_t256x128x64_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpp_bf16_ekn_t256x128x64_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
@@ -96,6 +117,27 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks2,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x64x64_s6_ks1,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c1,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c8,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c16,
+    (const void *)gt_sm90_grpv_bf16_enk_t2x1x512_w4_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t2x1x512_w4_c8,
+    (const void *)gt_sm90_grpv_bf16_enk_t2x1x512_w4_c16,
+    (const void *)gt_sm90_grpv_bf16_enk_t8x1x512_w4_c1,
+    (const void *)gt_sm90_grpv_bf16_enk_t8x1x512_w4_c2,
+    (const void *)gt_sm90_grpv_bf16_enk_t8x1x512_w4_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w2_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w2_c8,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x2x512_w4_c1,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x2x512_w4_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x2x512_w4_c8,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x4x256_w4_c1,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x4x256_w4_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x4x256_w4_c8,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x8x256_w4_c1,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x8x256_w4_c4,
+    (const void *)gt_sm90_grpv_bf16_enk_t4x8x256_w4_c8,
     (const void *)gt_sm90_grpp_bf16_enk_t256x128x64_s4_ks1,
     (const void *)gt_sm90_grpp_bf16_ekn_t256x128x64_s4_ks1,
     (const void *)gt_sm90_grpp_bf16_enk_t128x128x64_s6_ks1,
@@ -103,5 +145,5 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1,
     (const void *)gt_sm90_grpp_bf16_enk_t192x128x64_s4_ks1,
 };
-const size_t gt_grouped_fn_count = 47;
+const size_t gt_grouped_fn_count = 68;
 }  // extern "C"

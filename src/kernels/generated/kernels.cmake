@@ -183,6 +183,10 @@ set(GT_KERNEL_SOURCES_sm90
     grpd_bf16_8.cu
     grpd_bf16_9.cu
     grpd_bf16_10.cu
+    grpv_bf16_0.cu
+    grpv_bf16_1.cu
+    grpv_bf16_2.cu
+    grpv_bf16_3.cu
     grpp_bf16_0.cu
     grpp_bf16_1.cu
     grpp_bf16_2.cu
