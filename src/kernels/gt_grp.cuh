@@ -220,7 +220,6 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
 
   extern __shared__ uint8_t grp_smem[];
   __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
-  __shared__ grp_slot s_slot;
   const gt_grouped_args_t &g = p.g;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
@@ -248,12 +247,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   // kernel in the stream may launch and run its own prologue while this one streams.
   pdl_wait();
   pdl_launch_dependents();
-  if (warp == 0) {
-    const grp_slot sl = grp_find_slot<BN>(g, blockIdx.x);
-    if (lane == 0) s_slot = sl;
-  }
-  __syncthreads();
-  const grp_slot sl = s_slot;
+  const grp_slot sl = grp_cta_slot<BN>(g, blockIdx.x);
   // Past the last tile: the whole CTA leaves before any load. The CTAs of a cluster share the
   // slot, so they all leave (no cluster barrier is left waiting).
   if (sl.group < 0) return;

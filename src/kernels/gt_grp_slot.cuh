@@ -79,4 +79,18 @@ __device__ __forceinline__ grp_slot grp_find_slot(const gt_grouped_args_t &g, in
   return out;
 }
 
+// The slot of this CTA: warp 0 finds it (grp_find_slot) and shares it through shared memory with
+// the whole CTA, which every thread must reach (a __syncthreads inside). Group -1: past the last
+// tile, and the whole CTA may leave together.
+template <int BN>
+__device__ __forceinline__ grp_slot grp_cta_slot(const gt_grouped_args_t &g, int64_t slot) {
+  __shared__ grp_slot s_slot;
+  if ((threadIdx.x >> 5) == 0) {
+    const grp_slot sl = grp_find_slot<BN>(g, slot);
+    if ((threadIdx.x & 31) == 0) s_slot = sl;
+  }
+  __syncthreads();
+  return s_slot;
+}
+
 }  // namespace gtk

@@ -29,19 +29,13 @@ template <typename T, int NT, int RW, int WK, int KU, int C>
 __device__ __forceinline__ void grpv_body(const gt_grouped_kargs_t &p) {
   constexpr int V = 8;
   extern __shared__ float grpv_red[];  // [WK][NT][RW]
-  __shared__ grp_slot s_slot;
   const gt_grouped_args_t &g = p.g;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31;
 
   // offs, the routed rows and the weights may be written by the kernels before this one.
   pdl_wait();
   pdl_launch_dependents();
-  if (warp == 0) {
-    const grp_slot sl = grp_find_slot<NT>(g, blockIdx.y);
-    if (lane == 0) s_slot = sl;
-  }
-  __syncthreads();
-  const grp_slot sl = s_slot;
+  const grp_slot sl = grp_cta_slot<NT>(g, blockIdx.y);
   if (sl.group < 0) return;  // the whole CTA: no barrier is left waiting
   const int grp = sl.group;
   const int64_t n = g.n, ntiles = (n + RW - 1) / RW;
