@@ -14,7 +14,7 @@
 # Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 OUT=${OUT:-$root/out}
 mkdir -p "$OUT"
 work=$(mktemp -d)
@@ -36,7 +36,8 @@ trap pack EXIT
 # results of the others with it; results are packed after every stage for the same reason.
 run_stage() {
   local name=$1 limit=$2; shift 2
-  local t0=$(date +%s)
+  local t0
+  t0=$(date +%s)
   echo "=== stage $name (limit ${limit}s): $*" | tee -a "$summary"
   timeout -k 5 "$limit" "$@" >"$work/$name.log" 2>&1
   local rc=$?
