@@ -110,8 +110,14 @@ static void test_grid_covers_routing(void **state) {
       const int vector = in->family == GT_GROUPED_VECTOR;
       const unsigned ntiles = (unsigned)((1000 + in->tile_n - 1) / in->tile_n);
       const unsigned along_n = vector ? (ntiles + in->chunks - 1) / in->chunks : ntiles;
-      assert_true(tiles <= gt_grouped_slots((int)i, &a));
-      assert_int_equal(grid[vector ? 1 : 0], (unsigned)gt_grouped_slots((int)i, &a));
+      const int64_t slots = gt_grouped_slots((int)i, &a);
+      const int64_t nonempty = a.groups < a.rows ? a.groups : a.rows;
+      assert_true(tiles <= slots);
+      /* Never looser than ceil(rows / BN) + min(groups, rows); exactly the rows at BN 1 (a
+       * tile per row: a one-token call launches no empty slot). */
+      assert_true(slots <= (a.rows + bn - 1) / bn + nonempty);
+      if (bn == 1) assert_int_equal(slots, a.rows);
+      assert_int_equal(grid[vector ? 1 : 0], (unsigned)slots);
       assert_int_equal(grid[vector ? 0 : 1], along_n);
       assert_int_equal(grid[2], (unsigned)in->splitk);
     }
