@@ -251,9 +251,7 @@ extern "C" gt_status_t gt_grouped_launch(const char *idx_or_name, const gt_group
   k.evict_first = 1;
   unsigned grid[3];
   gt_grouped_grid(idx, a, grid);
-  const bool vector = in->family == GT_GROUPED_VECTOR;
-  k.ntiles = (int32_t)(vector ? grid[0] : grid[1]);
-  if (!vector) {  // grpv reads with plain loads: no tensor maps
+  if (in->family != GT_GROUPED_VECTOR) {  // grpv reads with plain loads: no tensor maps
     s = encode_maps(&k, in);
     if (s != GT_OK) return s;
   }

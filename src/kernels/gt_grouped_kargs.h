@@ -21,7 +21,6 @@ typedef struct gt_grouped_kargs {
   gt_tmap_t tma_w, tma_x;
   gt_grouped_args_t g;
   int64_t kchunk;   /* K elements per split (a multiple of the instance's BK), k when ks == 1 */
-  int32_t ntiles;   /* N tiles of the grid (gridDim.y) */
   int32_t evict_first; /* weight loads carry the L2 evict-first hint */
 } gt_grouped_kargs_t;
 

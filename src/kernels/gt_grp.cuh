@@ -5,8 +5,9 @@
 // (one cluster of KS CTAs along z). A slot is one token tile (BN routed rows) of one non-empty
 // group: the host cannot know the split of rows among groups, but it knows an upper bound of the
 // tiles, floor((rows + min(groups, rows) (BN - 1)) / BN) (gt_grouped_slots: each non-empty group
-// adds at most one partial tile), and sizes the grid by it. At kernel start warp 0 scans offs (32 lanes x 8 groups per
-// round, all loads of a round in flight together) and finds the slot's group and tile; a slot
+// adds at most one partial tile), and sizes the grid by it. At kernel start warp 0 scans offs
+// (32 lanes x 8 groups per round, all loads of a round in flight together; grp_cta_slot in
+// gt_grp_slot.cuh) and finds the slot's group and tile; a slot
 // past the last tile exits before its first load, so an empty group costs no weight bytes and a
 // replay of a captured graph follows that replay's offs. Slots are gridDim.x so that CTAs launched
 // together share an N tile: its weight slice is read from DRAM once and reused from L2 by the

@@ -5,13 +5,14 @@
 // Grid: x = runs of C chunks of RW weight rows (output columns), y = tile slots (NT routed rows
 // of one non-empty group, gt_grp_slot.cuh; the host bounds the slots as for grpd). A CTA of WK
 // warps finds its slot once, then computes its chunks in turn, each RW columns for the slot's
-// rows over the whole K with gt_decode.cuh's dot product:
-// every lane streams 16-byte vectors of the RW weight rows (read once, L1 bypassed) and reuses
-// each activation vector across them from registers. A CTA carries RW x K x 2 bytes of weights
-// (tens of KB), so a call is thousands of CTAs and the last wave is a sliver of it: the tile
+// rows over the whole K with gt_decode.cuh's dot product (decode_dot): every lane streams
+// 16-byte vectors of the RW weight rows (read once, L1 bypassed) and reuses each activation
+// vector across them from registers. A CTA carries C x RW x K x 2 bytes of weights (tens to
+// hundreds of KB), so a call is thousands of CTAs and the last wave is a sliver of it: the tile
 // granularity that caps the TMA families (grpd) on 1-2 tokens a group does not arise. What it
-// pays instead is the slot lookup (one round of offs loads) per CTA, hidden behind the other CTAs
-// of the SM, and CUDA-core arithmetic, which is why NT is at most 8.
+// pays instead is a fixed cost per CTA (its launch, the slot lookup: one round of offs loads,
+// the first loads' latency), which C chunks share, and CUDA-core arithmetic, which is why NT is
+// at most 8.
 //
 // Slots past the last tile exit before loading anything; a replay of a captured graph follows
 // that replay's offs.
