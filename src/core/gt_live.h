@@ -1,9 +1,8 @@
 /* The live confirmation of a tuned row: before `tune` writes a winner, it is re-timed through the
  * path an application takes (the runtime engine serving it on the caller's stream, against the
  * unmodified entry point the key was issued through, each as a CUDA graph of many calls over
- * rotated operands, timed in warmed stretches of its own; src/tools/live_replay.c), and `check
- * --live` replays
- * rows the same way. This file holds what needs no GPU: what a row records of its confirmation,
+ * rotated operands, timed in warmed stretches of its own; src/tools/live_replay.c), and
+ * `check --live` replays rows the same way. This file holds what needs no GPU: what a row records of its confirmation,
  * what a replay reports, and the rule that decides from it whether a winner is written.
  *
  * Why a second measurement: the harness times candidates its own way (one provider call per

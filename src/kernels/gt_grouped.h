@@ -10,9 +10,8 @@
  * as wgmma's M times BM weight rows) and grpv (decode on CUDA cores, gt_grpv.cuh: a CTA of W
  * warps computes BM weight rows for BN <= 8 routed rows over the whole K; named
  * gt_<arch>_grpv_bf16_enk_t<BM>x<BN>x<BK>_w<W>_c<C>, BK the K elements of one warp batch, C
- * chunks of BM rows a CTA). One
- * launch per call, no host synchronisation, legal in CUDA graph capture: the routing is read
- * from offs on the device by every CTA. */
+ * chunks of BM rows a CTA). One launch per call, no host synchronisation, legal in CUDA graph
+ * capture: the routing is read from offs on the device by every CTA. */
 #ifndef GT_GROUPED_H
 #define GT_GROUPED_H
 
@@ -49,14 +48,15 @@ typedef struct gt_grouped_instance {
   int arch;          /* row of gt_karchs[] (gt_kernel_arch.h) */
   gt_dtype_t dtype;  /* of A, B, D and bias (bf16) */
   gt_grouped_layout_t layout;
-  int tile_n;        /* BM: weight rows (output columns) per CTA */
+  int tile_n;        /* BM: weight rows (output columns) per CTA (grpv: per chunk) */
   int tile_rows;     /* BN: routed rows per CTA */
   int tile_k;        /* BK: K per ring stage (grpv: K per warp batch, 256 x its unroll) */
   int stages;        /* ring stages (grpv: 1, no ring) */
   int splitk;        /* CTAs along K in one cluster (1: none; grpv: 1) */
   int chunks;        /* grpv: chunks of BM weight rows one CTA computes in turn; 1 elsewhere */
   int threads;
-  int smem;          /* dynamic shared memory per CTA, bytes (1024 of it alignment slack) */
+  int smem;          /* dynamic shared memory per CTA, bytes (grpd, grpp: 1024 of it alignment
+                        slack; grpv: the fp32 partials) */
 } gt_grouped_instance_t;
 
 /* generated/grouped_instances.c */
