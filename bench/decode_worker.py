@@ -69,10 +69,12 @@ def problem_bytes(tokens, out_f, in_f):
 
 def cold_copies(set_bytes, l2_bytes, iters, free_bytes):
     """How many (x, W) sets to rotate over so that together they exceed COLD_FACTOR x the L2:
-    the fewest that do, at most iters (more would not all be touched by one graph of iters
-    calls), fewer while they would take over half the free memory; 0 when one set does not fit
-    in half of it."""
-    want = max(1, COLD_FACTOR * l2_bytes // set_bytes + 1)
+    the fewest that do and never fewer than two (with one, every call re-reads the weight the
+    call before it streamed, and a kernel that finds that call's last bytes in L2 is timed
+    faster than a model, which never issues one weight twice in a row, runs it), at most iters
+    (more would not all be touched by one graph of iters calls), fewer while they would take
+    over half the free memory; 0 when one set does not fit in half of it."""
+    want = max(2, COLD_FACTOR * l2_bytes // set_bytes + 1)
     want = min(want, iters)
     while want > 0 and want * set_bytes > free_bytes // 2:
         want -= 1

@@ -181,7 +181,7 @@ int main(int argc, char **argv) {
      * memory. */
     const int64_t touched_min = per_expert * (sh->topk < sh->experts ? sh->topk : sh->experts);
     int copies = (int)((4 * (int64_t)l2 + touched_min - 1) / touched_min);
-    if (copies < 1) copies = 1;
+    if (copies < 2) copies = 2; /* with one, a call would find the last call's bytes in L2 */
     while (copies > 1 && (size_t)copies * wbytes > free_b / 2) copies--;
     if (copies * wbytes > free_b - (1u << 30)) {
       printf("%-23s skipped: %.1f GB of weights, %.1f GB free\n", label, wbytes / 1e9,

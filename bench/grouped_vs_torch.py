@@ -125,7 +125,8 @@ def main():
         per_expert = n * k * 2
         touched_min = per_expert * min(topk, experts)
         free_b, _ = torch.cuda.mem_get_info()
-        copies = max(1, -(-4 * l2 // touched_min))
+        # Never one copy: the next call would find the last experts' bytes still in L2.
+        copies = max(2, -(-4 * l2 // touched_min))
         while copies > 1 and copies * per_expert * experts > free_b // 2:
             copies -= 1
         if copies * per_expert * experts > free_b - (2 << 30):

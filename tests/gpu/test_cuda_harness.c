@@ -185,6 +185,31 @@ static void test_planted_wrong_candidate_rejected(void **state) {
   H->close(b);
 }
 
+/* A set larger than the L2 factor still rotates with a second one: with a single set every launch
+ * would re-read the weight the launch before it streamed (1x28672x4096, 235 MB of weights). */
+static void test_large_set_rotates_two(void **state) {
+  (void)state;
+  const shape_case_t big = {"bf16 nn.Linear 1x28672x4096", GT_DT_BF16, GT_DT_BF16, GT_COMPUTE_F32,
+                            GT_DT_F32, LIN(1, 28672, 4096), 0, 1, true, GT_INIT_RANDOM};
+  gt_problem_t p;
+  make_problem(&big, &p);
+  gt_measure_opts_t o = opts_for(GT_INIT_RANDOM);
+  struct gt_bench *b = NULL;
+  assert_int_equal(H->open(&p, &o, &b), GT_OK);
+  int nsets = 0;
+  size_t total = 0;
+  gt_harness_cuda_rotation(b, &nsets, &total);
+  printf("# 1x28672x4096: %d sets, %zu MB (L2 %zu MB)\n", nsets, total >> 20, g_dev.cache_bytes >> 20);
+  assert_true(nsets >= 2);
+  H->close(b);
+  /* --warm keeps one set: the caller asked for operands in cache. */
+  o.warm = true;
+  assert_int_equal(H->open(&p, &o, &b), GT_OK);
+  gt_harness_cuda_rotation(b, &nsets, &total);
+  assert_int_equal(nsets, 1);
+  H->close(b);
+}
+
 static void test_timing_plausible(void **state) {
   (void)state;
   const shape_case_t *sc = &k_cublas_cases[0];
@@ -196,8 +221,10 @@ static void test_timing_plausible(void **state) {
   int nsets = 0;
   size_t total = 0;
   gt_harness_cuda_rotation(b, &nsets, &total);
-  /* Cold: the rotation covers at least 3x L2 (or it is capped at the set limit). */
+  /* Cold: the rotation covers at least 3x L2 (or it is capped at the set limit), and never
+   * fewer than two sets (no launch re-reads what the launch before it streamed). */
   assert_true(total >= 3 * g_dev.cache_bytes || nsets == 128);
+  assert_true(nsets >= 2);
   gt_candidate_t c;
   candidate(&gt_provider_cublas, "cublas_gemmex_default", &p, &c);
   struct gt_loaded *l = NULL;
@@ -340,6 +367,7 @@ int main(void) {
       cmocka_unit_test(test_cublas_baseline_passes_gate),
       cmocka_unit_test(test_planted_wrong_candidate_rejected),
       cmocka_unit_test(test_timing_plausible),
+      cmocka_unit_test(test_large_set_rotates_two),
       cmocka_unit_test(test_fenced_timing),
       cmocka_unit_test(test_planted_fault_reported),
   };
