@@ -129,6 +129,9 @@ static void prob_make(prob_t *p, const gcase_t *c, int layout) {
   CK(cudaMemcpy(p->dw, p->hw, p->wsz * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(p->db, p->hb, a->sbias * c->groups * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(p->doffs, p->offs, sizeof p->offs, cudaMemcpyHostToDevice));
+  /* A cudaMemcpy from pageable memory may return before its DMA lands, on the legacy stream, which
+   * a non-blocking stream does not wait for: every fill here ends with a device synchronize. */
+  CK(cudaDeviceSynchronize());
   a->a = p->dx;
   a->b = p->dw;
   a->d = p->dd;
@@ -151,6 +154,7 @@ static void fill_sentinel(prob_t *p) {
   uint16_t *h = malloc(p->dsz * 2);
   for (int64_t i = 0; i < p->dsz; i++) h[i] = SENTINEL;
   CK(cudaMemcpy(p->dd, h, p->dsz * 2, cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize()); /* see prob_make */
   free(h);
 }
 
@@ -282,6 +286,7 @@ static void run_graph(int idx) {
   report(check(&p, p.offs, ref1, "graph replay 1") == 0, in->name, "graph replay, captured routing");
   fill_sentinel(&p);
   CK(cudaMemcpy(p.doffs, offs2, sizeof offs2, cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize()); /* see prob_make */
   CK(cudaGraphLaunch(exec, st));
   CK(cudaStreamSynchronize(st));
   report(check(&p, offs2, ref2, "graph replay 2") == 0, in->name, "graph replay, rewritten routing");
