@@ -340,8 +340,8 @@ static const shared_opt_t k_shared[] = {
      "                         dependent launch (its own time is subtracted; rows say\n"
      "                         'graph-fenced')\n"},
     {GT_OPT_TIMING, {"warm", NOARG, 0, SO_WARM},
-     "  --warm                 no input rotation (default: cold, inputs rotated over >= 3x the\n"
-     "                         last-level cache)\n"},
+     "  --warm                 no input rotation (default: cold, inputs rotated over >= 2 sets\n"
+     "                         and >= 3x the last-level cache)\n"},
     {GT_OPT_TIMING, {"init", REQ, 0, SO_INIT},
      "  --init random|int      input values: decimals in [-1,1) or small integers (exact)\n"},
     {GT_OPT_TIMING, {"seed", REQ, 0, SO_SEED},
