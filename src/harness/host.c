@@ -8,9 +8,10 @@
  * so a candidate that ignores them fails).
  *
  * Cold timing. Timed launches rotate through at least two input sets whose total is at least
- * rotate_factor x the last-level cache (capped at 1 GiB beyond the two), so no candidate is timed
- * on operands a previous launch left in cache. Only the first four sets are drawn independently; later sets copy them: rotation
- * is about addresses, not values, and drawing a gigabyte of random numbers would dominate open().
+ * rotate_factor x the last-level cache (1 GiB at most: a set over half of that rotates alone), so
+ * no candidate is timed on operands a previous launch left in cache. Only the first four sets are
+ * drawn independently; later sets copy them: rotation is about addresses, not values, and drawing
+ * a gigabyte of random numbers would dominate open().
  *
  * Gate. Every gate() draws fresh inputs from a new seed into separate buffers, poisons the whole
  * output, runs the candidate once, computes the fp64 reference (gt_reference_gemm) and compares
@@ -275,11 +276,11 @@ static gt_status_t host_open(const gt_problem_t *p, const gt_measure_opts_t *o,
     double want = b->o.rotate_factor * (double)host_llc_bytes();
     nsets = (size_t)ceil(want / (double)set_bytes);
     /* At least two sets, as the CUDA harness: with one, each launch re-reads what the last one
-     * just left in cache. */
+     * just left in cache. The cap still bounds host memory: a set over half of it rotates alone. */
     if (nsets < 2) nsets = 2;
     size_t cap = HOST_ROTATE_CAP / set_bytes;
-    if (cap < 2) cap = 2;
     if (nsets > cap) nsets = cap;
+    if (nsets < 1) nsets = 1;
   }
   b->nsets = (int)nsets;
   b->sets = calloc(nsets, sizeof *b->sets);
