@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(THREADS) rowblk(const uint16_t *__restrict__ W
   constexpr int STEP = THREADS * 8;
   const int row0 = blockIdx.x * R;
   uint64_t pol = 0;
-  if constexpr (HINT == 2) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  if constexpr (HINT == 2)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
   float acc[R][NT];
 #pragma unroll
   for (int r = 0; r < R; r++)
@@ -163,7 +164,8 @@ struct problem {
   int m, k, n;  // out features, in features, tokens
 };
 
-using launch_fn = std::function<void(cudaStream_t, const uint16_t *W, const uint16_t *X, uint16_t *D)>;
+using launch_fn =
+    std::function<void(cudaStream_t, const uint16_t *W, const uint16_t *X, uint16_t *D)>;
 
 struct design {
   std::string name;
@@ -223,7 +225,8 @@ int main(int argc, char **argv) {
   const size_t l2 = prop.l2CacheSize;
   printf("device: %s, %d SMs, L2 %.0f MB\n", prop.name, prop.multiProcessorCount, l2 / 1e6);
   printf("method: CUDA graph of L calls, call i on copy i %% NC; median of 9 replays per round,\n"
-         "        median of %d interleaved rounds; cold: NC >= 2 and >= 3x L2; one: NC = 1\n", rounds);
+         "        median of %d interleaved rounds; cold: NC >= 2 and >= 3x L2; one: NC = 1\n",
+         rounds);
   const std::pair<int, int> shapes[] = {{4096, 4096},  {6144, 4096},   {14336, 4096},
                                         {4096, 14336}, {28672, 4096},  {10240, 8192},
                                         {8192, 8192},  {28672, 8192},  {8192, 28672},
@@ -258,7 +261,11 @@ int main(int argc, char **argv) {
       CK(cudaMalloc(&Wc[c], wbytes));
       fill<<<1024, 256>>>(Wc[c], wel, 17u + c);
     }
-    const int L = std::max(2 * nc, std::min(200, std::max(20, (int)(4e6 / (wbytes / 4.5e3)) + 1)) / nc * nc);
+    // Calls per graph: about 4 ms of weight streaming at 4.5 TB/s, 20 to 200 calls, whole
+    // rotations, at least two of them.
+    const double call_ns = wbytes / 4.5e3;
+    const int calls = std::min(200, std::max(20, (int)(4e6 / call_ns) + 1));
+    const int L = std::max(2 * nc, calls / nc * nc);
     for (int n : tokens) {
       problem p{m, k, n};
       uint16_t *X, *Dall;
@@ -281,13 +288,15 @@ int main(int argc, char **argv) {
                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
                     }});
       for (auto &d : ds)
-        if (n <= d.nt_max && (n == 1 || n == 2 || n == 4 || n == 8)) cs.push_back({d.name, d.make(p)});
+        if (n <= d.nt_max && (n == 1 || n == 2 || n == 4 || n == 8))
+          cs.push_back({d.name, d.make(p)});
       // Correctness against cuBLAS on copy 0.
       std::vector<uint16_t> ref((size_t)n * m), got((size_t)n * m);
       for (size_t ci = 0; ci < cs.size(); ci++) {
         cs[ci].fn(s, Wc[0], X, Dall);
         CK(cudaStreamSynchronize(s));
-        CK(cudaMemcpy(ci == 0 ? ref.data() : got.data(), Dall, ref.size() * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(ci == 0 ? ref.data() : got.data(), Dall, ref.size() * 2,
+                      cudaMemcpyDeviceToHost));
         if (ci) {
           double num = 0, den = 0;
           for (size_t i = 0; i < ref.size(); i++) {

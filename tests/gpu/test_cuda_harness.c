@@ -199,7 +199,8 @@ static void test_large_set_rotates_two(void **state) {
   int nsets = 0;
   size_t total = 0;
   gt_harness_cuda_rotation(b, &nsets, &total);
-  printf("# 1x28672x4096: %d sets, %zu MB (L2 %zu MB)\n", nsets, total >> 20, g_dev.cache_bytes >> 20);
+  printf("# 1x28672x4096: %d sets, %zu MB (L2 %zu MB)\n", nsets, total >> 20,
+         g_dev.cache_bytes >> 20);
   assert_true(nsets >= 2);
   H->close(b);
   /* --warm keeps one set: the caller asked for operands in cache. */
