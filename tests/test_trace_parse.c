@@ -163,6 +163,8 @@ static const bad_case_t k_bad_traces[] = {
     {"unverified with kernels", "#gemmtune-trace 1 status=unverified reason=x\n" HDR "k,1,5,5,5,1,0\n", "status=unverified but kernels"},
     {"empty line", "#gemmtune-trace 1 status=ok total_ns=5\n" HDR "\nk,1,5,5,5,1,0\n", ":3: empty line"},
     {"unterminated quote", "#gemmtune-trace 1 status=ok total_ns=5\n" HDR "\"k,1,5,5,5,1,0\n", ":3: expected 7 columns"},
+    /* 2^64 - 1 parses as a u64 but is no process id (it printed back as pid=-1). */
+    {"pid beyond a long", "#gemmtune-trace 1 status=unverified pid=18446744073709551615 reason=x\n" HDR, "'pid': 18446744073709551615 is not a process id"},
 };
 
 static void test_trace_rejects_malformed(void **st) {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +247,8 @@ static gt_status_t parse_status_line(const char *name, char *line, gt_trace_t *t
       if (!gt_trace_parse_u64(v, &x))
         return gt_err_set(GT_ERR_DATA, "%s:1: field '%s': not a non-negative integer: '%.30s'",
                           name, p, v);
+      if (p[0] == 'p' && x > (uint64_t)LONG_MAX)
+        return gt_err_set(GT_ERR_DATA, "%s:1: field 'pid': %.30s is not a process id", name, v);
       if (p[0] == 'p') t->pid = (long)x;
       else if (p[0] == 'r') t->records = x;
       else if (p[0] == 'd') t->dropped = x;
