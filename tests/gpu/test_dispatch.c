@@ -59,7 +59,7 @@ static int setup(void **st) {
   assert_int_equal(cudaMemcpy(F.A, w, sizeof *w * OUT * IN, cudaMemcpyHostToDevice), cudaSuccess);
   assert_int_equal(cudaMemcpy(F.B, x, sizeof *x * TOKENS * IN, cudaMemcpyHostToDevice),
                    cudaSuccess);
-  /* sync_fills: a cudaMemcpy from pageable memory may return before its DMA lands, and a
+  /* A cudaMemcpy from pageable memory may return before its DMA lands, and a
    * cudaMemset is asynchronous; both go to the legacy stream, which a non-blocking stream does not
    * wait for. Every fill is followed by a device synchronize before a test stream reads it. */
   assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
@@ -67,6 +67,13 @@ static int setup(void **st) {
   free(x);
   F.dir = gt_test_tmpdir();
   return 0;
+}
+
+/* D filled with 0xff (NaN in bf16), so an element the run never writes cannot pass; the memset
+ * goes to the legacy stream, hence the synchronize (see setup). */
+static void poison_d(void) {
+  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
+  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 static int teardown(void **st) {
@@ -90,8 +97,7 @@ static void run_and_check(const char *what, cudaStream_t stream) {
   float one = 1.0f, zero = 0.0f;
   gt_problem_t p = linear_problem(TOKENS);
   gt_gemm_args_t a = {.A = F.A, .B = F.B, .D = F.D, .alpha = &one, .beta = &zero};
-  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
-  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess); /* sync_fills: see setup */
+  poison_d();
   gt_err_clear();
   if (gt_gemm(F.ctx, &p, &a, stream) != GT_OK) fail_msg("%s: gt_gemm: %s", what, gt_err_msg());
   assert_int_equal(cudaStreamSynchronize(stream), cudaSuccess);
@@ -210,8 +216,7 @@ static void test_graph_capture(void **st) {
   float one = 1.0f, zero = 0.0f;
   gt_problem_t p = linear_problem(TOKENS);
   gt_gemm_args_t a = {.A = F.A, .B = F.B, .D = F.D, .alpha = &one, .beta = &zero};
-  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
-  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess); /* sync_fills: see setup */
+  poison_d();
   cudaGraph_t g;
   cudaGraphExec_t ge;
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
@@ -245,8 +250,7 @@ static void test_graph_capture_on_a_new_stream(void **st) {
   float one = 1.0f, zero = 0.0f;
   gt_problem_t p = linear_problem(TOKENS);
   gt_gemm_args_t a = {.A = F.A, .B = F.B, .D = F.D, .alpha = &one, .beta = &zero};
-  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
-  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess); /* sync_fills: see setup */
+  poison_d();
   cudaGraph_t g;
   cudaGraphExec_t ge;
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
@@ -287,8 +291,7 @@ static void test_first_call_under_capture_hits(void **st) {
   float one = 1.0f, zero = 0.0f;
   gt_problem_t p = linear_problem(T);
   gt_gemm_args_t a = {.A = F.A, .B = F.B, .D = F.D, .alpha = &one, .beta = &zero};
-  assert_int_equal(cudaMemset(F.D, 0xff, sizeof(uint16_t) * TOKENS * OUT), cudaSuccess);
-  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess); /* sync_fills: see setup */
+  poison_d();
   cudaGraph_t g;
   cudaGraphExec_t ge;
   assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
