@@ -81,6 +81,9 @@ def main():
     torch.cuda.synchronize()
 
     # Every graph captured before any replay: each batch size's keys are first seen in capture.
+    # A graph holds no reference to the tensors it reads: each graph's input stays in `graphs`
+    # with it, or its memory goes back to the allocator when x16 is rebound and a later
+    # allocation (the next batch's input, y.float() below) overwrites what the replay reads.
     graphs = []
     for b in batches:
         g = torch.Generator().manual_seed(a.seed + b)
@@ -89,11 +92,11 @@ def main():
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             y = step(x16, w16)
-        graphs.append((b, x32, y, graph))
+        graphs.append((b, x32, x16, y, graph))
         print("batch %d: captured (first calls of its keys inside the capture)" % b, flush=True)
 
     worst = 0.0
-    for b, x32, y, graph in graphs:
+    for b, x32, _x16, y, graph in graphs:
         graph.replay()
         torch.cuda.synchronize()
         ref = step(x32, w32)
