@@ -80,6 +80,9 @@ static void test_geometry(void **state) {
      * (nt, tt) in one 64-token box: the swapped orientation, no multicast */
     if (p->transa == GT_TRANS_N) assert_int_equal(p->tile_m % (64 * p->consumers), 0);
     if (p->transb == GT_TRANS_T) assert_true(p->tile_n == 64 && p->cluster_m == 1);
+    /* persistent CTAs store their tiles from registers: no split, no multicast */
+    assert_true(p->persistent == 0 || p->persistent == 1);
+    if (p->persistent) assert_true(p->splitk == 1 && p->cluster_m == 1);
     break;
   }
   case GT_KFAM_WGF8: { /* wg's pipeline on 1-byte elements: ring of stages x (A + B) bytes */
@@ -274,6 +277,14 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_N, .transb = GT_TRANS_N,
       .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8, .splitk = 1,
       .prefetch = 8, .cluster_m = 1, .consumers = 2}},
+    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 64, .tile_n = 16, .tile_k = 256, .stages = 4, .vec = 8, .splitk = 1,
+      .prefetch = 16, .cluster_m = 1, .consumers = 1, .persistent = 1}},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 2, .persistent = 1, .epilogue = true}},
     {"gt_sm90_wg_bf16_tt_t80x64x128_s6_ks1_p8",
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_T,
       .tile_m = 80, .tile_n = 64, .tile_k = 128, .stages = 6, .vec = 8, .splitk = 1,
@@ -368,6 +379,14 @@ static const bad_case_t k_bad[] = {
     {"wg_one_warpgroup_spelled", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w1", GT_ERR_DATA},
     {"wg_three_optional_tokens", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_w2_w2", GT_ERR_DATA},
     {"wg_unknown_optional_token", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_a8", GT_ERR_DATA},
+    {"wg_one_tile_per_cta_spelled", "gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g0", GT_ERR_DATA},
+    {"wg_persistent_not_a_flag", "gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g2", GT_ERR_DATA},
+    {"wg_persistent_with_split", "gt_sm90_wg_bf16_tn_t64x16x256_s4_ks2_p16_g1", GT_ERR_DATA},
+    {"wg_persistent_with_multicast", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_c4_g1",
+     GT_ERR_DATA},
+    {"wg_persistent_before_warpgroups", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_g1_w2",
+     GT_ERR_DATA},
+    {"wgf8_persistent", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_g1", GT_ERR_DATA},
     {"decode_has_no_prefetch_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_p8", GT_ERR_DATA},
     /* the epilogue twin's token: exactly "e", once, last */
     {"twin_token_upper_case", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_E", GT_ERR_DATA},
@@ -415,6 +434,13 @@ static const unformattable_case_t k_unformattable[] = {
     {"wg_vec_not_8", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
                       .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 1,
                       .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 1}},
+    {"decode_persistent", {.family = GT_KFAM_DECODE, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                           .tile_m = 4, .tile_n = 1, .warps_k = 4, .unroll = 1, .vec = 8,
+                           .splitk = 1, .persistent = 1}},
+    {"wg_persistent_split", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                             .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
+                             .splitk = 2, .prefetch = 8, .cluster_m = 1, .consumers = 1,
+                             .persistent = 1}},
     {"wg_cluster_m_unset", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
                             .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
                             .splitk = 1, .prefetch = 8, .cluster_m = 0, .consumers = 1}},

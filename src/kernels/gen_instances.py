@@ -232,7 +232,13 @@ def check_wg_pipeline(p):
         raise SpaceError("wg: two consumer warpgroups split the weight rows on 8-row swizzle"
                          " groups (swapped: BM/2 a multiple of 8; else an even number of"
                          " m64 blocks)")
-    if bn * (bm + 4) * 4 > st * (bm + bn) * 128:
+    g = p.get("g", 0)
+    if g not in (0, 1):
+        raise SpaceError("wg: g is 0 (one tile per CTA) or 1 (persistent CTAs)")
+    if g and (ks != 1 or cm != 1):
+        raise SpaceError("wg: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1):"
+                         " each stores its tiles from registers")
+    if not g and bn * (bm + 4) * 4 > st * (bm + bn) * 128:
         raise SpaceError("wg: the fp32 partial tile must fit in the stage ring")
 
 
@@ -247,15 +253,22 @@ def make_wg(p, tdt):
         tokens += "_c%d" % cm  # c1 is left out of the name
     if cw > 1:
         tokens += "_w%d" % cw  # w1 too
+    g = p.get("g", 0)
+    if g:
+        tokens += "_g1"  # g0 too
     b_rows = 64 if swapped else bn  # a swapped B box holds a whole m64 tile of tokens
-    return dict(tokens=tokens,
+    lays = [cbool(lay[0] == "n"), cbool(lay[1] == "t")]
+    # Persistent CTAs have a body and a header of their own (gt_wgp.cuh), so the one-tile
+    # instances' sources and machine code stay as they are.
+    body = (("gtk::wgp_body", [tdt, bm, bn, bk, st, pf, cbool(swapped), cw] + lays) if g else
+            ("gtk::wg_body", [tdt, bm, bn, bk, st, ks, pf, cbool(swapped), cm, cw] + lays))
+    return dict(tokens=tokens, header="gt_wgp.cuh" if g else None,
                 row=dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=8, prefetch=pf,
-                         cluster_m=cm, consumers=cw),
+                         cluster_m=cm, consumers=cw, persistent=g),
                 threads=128 * cw + 32,  # consumer warpgroups + one producer warp
                 smem=st * (bm + b_rows) * bk * 2 + 1024,  # + slack to align the ring to 1 KB
                 static_smem=16 * st,  # the full and empty mbarriers
-                body=("gtk::wg_body", [tdt, bm, bn, bk, st, ks, pf, cbool(swapped), cm, cw,
-                                       cbool(lay[0] == "n"), cbool(lay[1] == "t")]),
+                body=body,
                 wgmma_n=bm // cw if swapped else bn)
 
 
@@ -322,7 +335,7 @@ FAMILIES = {
                        make_decodetc, "gt_decodetc.cuh", 7, "GT_KFAM_DECODETC"),
     "tc": Family(["dtype", "layout", "t", "w", "s", "ks", "a"], make_tc, "gt_tc.cuh", 5,
                  "GT_KFAM_TC"),
-    "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "w"], make_wg, "gt_wg.cuh", 6,
+    "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "w", "g"], make_wg, "gt_wg.cuh", 6,
                  "GT_KFAM_WG"),
     "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "w"], make_wgf8, "gt_wgf8.cuh", 6,
                    "GT_KFAM_WGF8"),
@@ -553,7 +566,8 @@ def make_instance(fam, arch, p, epi=False):
         name += "_" + EPI_TOKEN
     row = dict(family=fam, arch=arch["token"], dtype=dt, transa=lay[0], transb=lay[1], tile_m=0,
                tile_n=0, tile_k=0, warps_m=0, warps_n=0, warps_k=0, unroll=0, stages=0, vec=0,
-               splitk=p["ks"], prefetch=0, cluster_m=0, consumers=0, epilogue=epi)
+               splitk=p["ks"], prefetch=0, cluster_m=0, consumers=0, persistent=0,
+               epilogue=epi)
     row.update(spec["row"])
     threads, smem = spec["threads"], spec["smem"]
     # Static shared memory (declared in the kernel) counts against the limit too.
@@ -568,7 +582,7 @@ def make_instance(fam, arch, p, epi=False):
     tmpl, targs = spec["body"]
     body = "%s<%s>(a);" % (tmpl, ", ".join(str(x) for x in targs + (["true"] if epi else [])))
     return dict(name=name, row=row, threads=threads, smem=smem, body=body,
-                header=FAMILIES[fam].header, wgmma_n=spec.get("wgmma_n"),
+                header=spec.get("header") or FAMILIES[fam].header, wgmma_n=spec.get("wgmma_n"),
                 wgmma_f8=spec.get("wgmma_f8"), file_type=spec.get("file_type", dt))
 
 
@@ -597,10 +611,16 @@ def family_archs(fam, spec, archs):
     return [archs[t] for t in listed]
 
 
+# Keys a space may leave out of a family's defaults and groups, with the value they then take:
+# parameters added after spaces existed (wg's g), so an older space file still expands.
+OPTIONAL_KEYS = {"wg": {"g": [0]}}
+
+
 def expand_group(fam, arch, gi, spec, group, epi):
     """The instances of one group of a family for one architecture (epi: their twins)."""
     keys = FAMILIES[fam].keys
-    merged = dict(spec.get("defaults", {}))
+    merged = dict(OPTIONAL_KEYS.get(fam, {}))
+    merged.update(spec.get("defaults", {}))
     merged.update(group)
     unknown = set(merged) - set(keys)
     if unknown:
@@ -724,7 +744,8 @@ def instance_rows(insts, arch_index):
                      " .cluster_m = %d, .consumers = %d%s%s}," % (
                          r["unroll"], r["stages"], r["vec"], r["splitk"], r["prefetch"],
                          r["cluster_m"], r["consumers"], types,
-                         ", .epilogue = true" if r["epilogue"] else ""))
+                         (", .persistent = 1" if r["persistent"] else "") +
+                         (", .epilogue = true" if r["epilogue"] else "")))
         lines.append("     %d, %d}," % (i["threads"], i["smem"]))
     lines.append("};")
     lines.append("const size_t gt_kinstance_count = %d;" % len(insts))

@@ -76,6 +76,9 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
   if (!wgl && p->family != GT_KFAM_DECODETC && p->prefetch != 0)
     return false; /* no token carries it */
   if (!wgl && (p->cluster_m != 0 || p->consumers != 0)) return false;
+  if (p->persistent != 0 &&
+      (p->family != GT_KFAM_WG || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1))
+    return false; /* g1 is wg's, without a split or multicast */
   const gt_karch_t *arch = gt_kparams_arch(p);
   if (!arch) return false;
   bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) &&
@@ -114,12 +117,14 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
     if (p->tile_m < 1 || p->tile_n < 1 || p->tile_k < 1 || p->stages < 1 || p->splitk < 1 ||
         p->prefetch < 1 || p->vec != 8 || p->cluster_m < 1 || p->consumers < 1)
       return false;
-    /* The optional tokens are written only when not 1 (c1 and w1 have no spelling). */
+    /* The optional tokens are written only when not at their default (c1, w1 and g0 have no
+     * spelling). */
     return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
            gt_name_append(buf, cap, "p%d", p->prefetch) &&
            (p->cluster_m == 1 || gt_name_append(buf, cap, "c%d", p->cluster_m)) &&
-           (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
+           (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers)) &&
+           (p->persistent == 0 || gt_name_append(buf, cap, "g%d", p->persistent));
   case GT_KFAM_WGF8:
     /* TN only (fp8 wgmma reads K-major operands), 1-byte elements in 16-byte TMA strides, no
      * multicast token. */
@@ -257,26 +262,28 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                                              [GT_KFAM_WGF8] = 11};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
    * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast), then w<CW> (consumer
-   * warpgroups). They are matched by tag; the canonical-form check at the end rejects any
-   * other order, a repeat or a spelled default. */
+   * warpgroups), then g1 (persistent CTAs). They are matched by tag; the canonical-form check
+   * at the end rejects any other order, a repeat or a spelled default. */
   static const struct {
     int n;
     struct {
       const char *tag;
       size_t off;
-    } tok[2];
+    } tok[3];
   } k_opt[GT_KFAM__COUNT] = {
       [GT_KFAM_DECODETC] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}},
-      [GT_KFAM_WG] = {2, {{"c", offsetof(gt_kparams_t, cluster_m)},
-                          {"w", offsetof(gt_kparams_t, consumers)}}},
+      [GT_KFAM_WG] = {3, {{"c", offsetof(gt_kparams_t, cluster_m)},
+                          {"w", offsetof(gt_kparams_t, consumers)},
+                          {"g", offsetof(gt_kparams_t, persistent)}}},
       [GT_KFAM_WGF8] = {1, {{"w", offsetof(gt_kparams_t, consumers)}}}};
   const int extra = t.n - k_ntok[fam];
   if (extra < 0 || extra > k_opt[fam].n)
     return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d%s", name, t.n,
                       k_family[fam], k_ntok[fam],
                       k_opt[fam].n == 1 ? " (or one more, optional)"
-                      : k_opt[fam].n    ? " (or up to two more, optional)"
-                                        : "");
+                      : k_opt[fam].n == 2 ? " (or up to two more, optional)"
+                      : k_opt[fam].n    ? " (or up to three more, optional)"
+                                          : "");
 
   if ((s = parse_types(name, &t, out)) != GT_OK) return s;
 
@@ -402,7 +409,8 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
          a->warps_n == b->warps_n && a->warps_k == b->warps_k && a->unroll == b->unroll &&
          a->stages == b->stages && a->vec == b->vec && a->splitk == b->splitk &&
          a->prefetch == b->prefetch && a->cluster_m == b->cluster_m &&
-         a->consumers == b->consumers && a->epilogue == b->epilogue &&
+         a->consumers == b->consumers && a->persistent == b->persistent &&
+         a->epilogue == b->epilogue &&
          a->b_dtype == b->b_dtype && a->d_dtype == b->d_dtype;
 }
 

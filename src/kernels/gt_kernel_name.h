@@ -91,6 +91,8 @@ typedef struct gt_kparams {
   int cluster_m; /* wg: CTAs along M of a cluster sharing the token tile by TMA multicast
                     (1 = none); others 0 */
   int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */
+  int persistent; /* wg: 1 = persistent CTAs (as many as are resident, each looping over weight
+                     tiles; name token g1, splitk 1 and cluster_m 1 only); others 0 */
   bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its
                     store step; false: the plain instance, for keys without one */
   gt_dtype_t b_dtype, d_dtype; /* wgf8: B's type (f8e4m3fn, f8e5m2) and D's (bf16, f16, f32;

@@ -66,6 +66,10 @@ static const shape_case_t k_shapes[] = {
     {"tn_t9_out2000_in1000_pad_odd", "tn", GT_DT_BF16, 2000, 9, 1000, 3, 1, 1, false},
     {"tn_t16_out4096_in40_short_k", "tn", GT_DT_BF16, 4096, 16, 40, 0, 0, 0, false},
     {"tn_t130_out520_in200_many_tiles", "tn", GT_DT_BF16, 520, 130, 200, 0, 0, 0, true},
+    /* more weight tiles than resident CTAs: each persistent CTA (g1) takes several, its ring
+     * running across the tile boundaries; a ragged last tile and K tail */
+    {"tn_t16_out30001_in1000_tiles_per_cta", "tn", GT_DT_BF16, 30001, 16, 1000, 0, 0, 0, false},
+    {"tn_t64_out20000_in520_tiles_per_cta_beta", "tn", GT_DT_BF16, 20000, 64, 520, 0, 0, 0, true},
     /* f16 */
     {"f16_tn_t8_out4096_in4096", "tn", GT_DT_F16, 4096, 8, 4096, 0, 0, 0, false},
     {"f16_tn_t33_out1000_in4104", "tn", GT_DT_F16, 1000, 33, 4104, 0, 0, 0, true},
@@ -104,6 +108,7 @@ static const shape_case_t k_bias_shapes[] = {
     {"tn_t33_out1000_in4096", "tn", GT_DT_BF16, 1000, 33, 4096, 0, 0, 0, false},
     {"tn_t64_out4095_in2048", "tn", GT_DT_BF16, 4095, 64, 2048, 0, 0, 0, false},
     {"tn_t136_out520_in200_beta", "tn", GT_DT_BF16, 520, 136, 200, 0, 0, 0, true},
+    {"tn_t33_out30001_in264_tiles_per_cta", "tn", GT_DT_BF16, 30001, 33, 264, 0, 0, 0, false},
     {"tn_t5_out3000_in1001_unaligned", "tn", GT_DT_BF16, 3000, 5, 1001, 0, 0, 0, false},
     {"tn_t9_out2000_in1000_padded", "tn", GT_DT_BF16, 2000, 9, 1000, 8, 16, 5, true},
     {"f16_tn_t8_out4096_in4096", "tn", GT_DT_F16, 4096, 8, 4096, 0, 0, 0, false},
@@ -178,7 +183,8 @@ static int fam_count(const gt_problem_t *p, gt_kfamily_t fam) {
 
 /* The activation keys' sample: of the twins a key's hard rules accept, per family the first, the
  * first split-K one (tc: through the reduce kernel; wg: in the cluster), the first wg one with
- * token multicast or two consumer warpgroups, and every 16th. seen[] counts per family. */
+ * token multicast or two consumer warpgroups, the first persistent wg one, and every 16th.
+ * seen[] counts per family. */
 static bool sample_twin(const gt_kparams_t *kp, int (*seen)[4]) {
   int *s = seen[kp->family];
   const int nth = s[0]++;
@@ -186,6 +192,7 @@ static bool sample_twin(const gt_kparams_t *kp, int (*seen)[4]) {
   if (kp->splitk > 1 && !s[1]++) take = true;
   if (kp->family == GT_KFAM_WG && (kp->cluster_m > 1 || kp->consumers > 1) && !s[2]++)
     take = true;
+  if (kp->family == GT_KFAM_WG && kp->persistent && !s[3]++) take = true;
   return take;
 }
 

@@ -414,6 +414,19 @@ __global__ void gt_sm90_wg_bf16_nn_t128x16x64_s8_ks2_p8_w2(const __grid_constant
 __global__ void gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x8x256_s4_ks1_p16_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -896,6 +909,19 @@ __global__ void gt_sm90_wg_bf16_nn_t128x16x64_s8_ks2_p8_w2_e(const __grid_consta
 __global__ void gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x8x256_s4_ks1_p16_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1382,6 +1408,19 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2},
     {"gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12", (const void *)gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12},
     {"gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8", (const void *)gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8},
+    {"gt_sm90_wg_bf16_tn_t64x8x256_s4_ks1_p16_g1", (const void *)gt_sm90_wg_bf16_tn_t64x8x256_s4_ks1_p16_g1},
+    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1", (const void *)gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1},
+    {"gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8_g1},
+    {"gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1},
+    {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1},
+    {"gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1},
+    {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1},
+    {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1},
+    {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8},
@@ -1864,6 +1903,19 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2_e", (const void *)gt_sm90_wg_bf16_nn_t128x32x64_s8_ks2_p8_w2_e},
     {"gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12_e", (const void *)gt_sm90_wg_bf16_nn_t64x64x128_s3_ks2_p12_e},
     {"gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8_e", (const void *)gt_sm90_wg_bf16_nn_t64x64x256_s3_ks2_p8_e},
+    {"gt_sm90_wg_bf16_tn_t64x8x256_s4_ks1_p16_g1_e", (const void *)gt_sm90_wg_bf16_tn_t64x8x256_s4_ks1_p16_g1_e},
+    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1_e", (const void *)gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p16_g1_e},
+    {"gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x8x128_s4_ks1_p8_g1_e},
+    {"gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1_e},
+    {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1_e},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1_e},
+    {"gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1_e", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1_e},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1_e},
+    {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e},
+    {"gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e},
+    {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e},
+    {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e},
+    {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e},
@@ -1936,7 +1988,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e},
 };
-const size_t gt_kinstance_fn_count = 964;
+const size_t gt_kinstance_fn_count = 990;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

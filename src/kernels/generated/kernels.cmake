@@ -75,6 +75,8 @@ set(GT_KERNEL_SOURCES_sm90
     wg_bf16_39.cu
     wg_bf16_40.cu
     wg_bf16_41.cu
+    wg_bf16_42.cu
+    wg_bf16_43.cu
     wg_f16_0.cu
     wg_f16_1.cu
     wg_f16_2.cu
@@ -158,6 +160,8 @@ set(GT_KERNEL_SOURCES_sm90
     wg_bf16_e_39.cu
     wg_bf16_e_40.cu
     wg_bf16_e_41.cu
+    wg_bf16_e_42.cu
+    wg_bf16_e_43.cu
     wg_f16_e_0.cu
     wg_f16_e_1.cu
     wg_f16_e_2.cu

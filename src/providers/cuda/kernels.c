@@ -59,6 +59,7 @@ typedef struct kfunc {
   int local_bytes; /* spills and stack */
   int num_regs;
   int max_threads; /* most threads per block the register use allows */
+  int per_sm;      /* persistent instances: CTAs resident on one SM at once (>= 1); others 0 */
   char why[96];
 } kfunc_t;
 
@@ -136,6 +137,22 @@ static kfunc_t func_facts(int idx) {
     f.local_bytes = (int)fa.localSizeBytes;
     f.num_regs = fa.numRegs;
     f.max_threads = fa.maxThreadsPerBlock;
+    const gt_kinstance_t *in = &gt_kinstances[idx];
+    if (in->params.persistent) {
+      /* The grid of a persistent instance is as many CTAs as are resident at once: ask the
+       * occupancy calculator with the dynamic shared memory it launches with (opted in first;
+       * a failure leaves one per SM, and hard_ok refuses an instance that cannot launch). */
+      int nb = 0;
+      const void *fn = gt_kinstance_fns[idx].fn;
+      if ((in->smem_bytes <= K_SMEM_DEFAULT ||
+           cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                in->smem_bytes) == cudaSuccess) &&
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, in->threads,
+                                                        (size_t)in->smem_bytes) != cudaSuccess)
+        nb = 0;
+      (void)cudaGetLastError();
+      f.per_sm = nb > 0 ? nb : 1;
+    }
   }
   pthread_mutex_lock(&g_lock);
   g_func[idx] = f;
@@ -178,11 +195,14 @@ typedef struct kgeom {
   unsigned cluster_z; /* CTAs per cluster along z (splits reduced in the cluster); 1: none */
 } kgeom_t;
 
-static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) {
+/* slots: CTAs resident at once on the device, for a persistent instance (its grid is at most
+ * that many, each CTA looping over the weight tiles); ignored for the others. */
+static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, int64_t slots, kgeom_t *g) {
   const int64_t gran = k_granule(kp);
   /* wg with multicast: the grid along M is whole clusters (a CTA past M loads zeros). */
   g->cluster_x = kp->family == GT_KFAM_WG && kp->cluster_m > 1 ? (unsigned)kp->cluster_m : 1;
   g->grid[0] = ceil_div(ceil_div(p->m, rows_per_cta(kp)), g->cluster_x) * g->cluster_x;
+  if (kp->persistent && slots > 0 && g->grid[0] > slots) g->grid[0] = slots;
   g->grid[1] = ceil_div(p->n, kp->tile_n);
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
@@ -193,6 +213,13 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, kgeom_t *g) 
   g->ws_bytes = gt_kparams_uses_reduce(kp)
                     ? (size_t)kp->splitk * (size_t)p->m * (size_t)p->n * sizeof(float)
                     : 0;
+}
+
+/* CTAs of instance idx resident at once on device d: a persistent instance's grid bound. */
+static int64_t resident_slots(int idx, const kdev_t *d) {
+  if (!gt_kinstances[idx].params.persistent) return 0;
+  const kfunc_t f = func_facts(idx);
+  return (int64_t)d->sm_count * (f.per_sm > 0 ? f.per_sm : 1);
 }
 
 /* ---- rules --------------------------------------------------------------------------------- */
@@ -282,7 +309,7 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
            false;
   // Grid limits (y and z are 16-bit).
   kgeom_t g;
-  geometry(kp, p, &g);
+  geometry(kp, p, resident_slots(idx, d), &g);
   if (g.grid[0] > INT_MAX || g.grid[1] > 65535 || g.grid[2] > 65535)
     return snprintf(why, cap, "grid %lldx%lldx%lld exceeds CUDA's limits", (long long)g.grid[0],
                     (long long)g.grid[1], (long long)g.grid[2]),
@@ -321,7 +348,7 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
                      int64_t *ctas) {
   const gt_kparams_t *kp = &gt_kinstances[idx].params;
   kgeom_t g;
-  geometry(kp, p, &g);
+  geometry(kp, p, resident_slots(idx, d), &g);
   *ctas = g.grid[0] * g.grid[1] * g.grid[2];
   // Register spills: local-memory traffic competes with the operand stream.
   kfunc_t f = func_facts(idx);
@@ -537,7 +564,7 @@ static gt_status_t kernels_prepare(const gt_candidate_t *c, const gt_problem_t *
   st->threads = in->threads;
   st->smem = in->smem_bytes;
   kgeom_t g;
-  geometry(&in->params, p, &g);
+  geometry(&in->params, p, resident_slots(idx, &d), &g);
   for (int i = 0; i < 3; i++) st->grid[i] = (unsigned)g.grid[i];
   st->ws_needed = g.ws_bytes;
   st->args.m = p->m;
@@ -870,7 +897,7 @@ gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream
   memset(&p, 0, sizeof p);
   p.m = c->m, p.n = c->n, p.k = c->k;
   kgeom_t g;
-  geometry(kp, &p, &g);
+  geometry(kp, &p, resident_slots(idx, &d), &g);
   gt_kargs_t a;
   memset(&a, 0, sizeof a);
   a.A = c->A, a.B = c->B, a.C = c->C, a.D = c->D;
