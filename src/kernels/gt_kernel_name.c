@@ -352,7 +352,12 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   /* One spelling per parameter set: "n08" or "w1x08" parse to the same values but are not the
    * name the generator writes, and would make two DB keys for one kernel. */
   char canon[192];
-  if (!gt_kernel_name_format(out, canon, sizeof canon) || strcmp(canon, name) != 0)
+  if (!gt_kernel_name_format(out, canon, sizeof canon))
+    return gt_err_set(GT_ERR_DATA,
+                      "instance '%s': its parameters are not a valid %s instance (no name the "
+                      "generator writes has them)",
+                      name, k_family[fam]);
+  if (strcmp(canon, name) != 0)
     return gt_err_set(GT_ERR_DATA, "instance '%s' is not in canonical form (expected '%s')", name,
                       canon);
   return GT_OK;

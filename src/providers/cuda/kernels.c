@@ -144,13 +144,14 @@ static kfunc_t func_facts(int idx) {
        * a failure leaves one per SM, and hard_ok refuses an instance that cannot launch). */
       int nb = 0;
       const void *fn = gt_kinstance_fns[idx].fn;
-      if ((in->smem_bytes <= K_SMEM_DEFAULT ||
+      if ((in->smem_bytes > K_SMEM_DEFAULT &&
            cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                in->smem_bytes) == cudaSuccess) &&
+                                in->smem_bytes) != cudaSuccess) ||
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, in->threads,
-                                                        (size_t)in->smem_bytes) != cudaSuccess)
+                                                        (size_t)in->smem_bytes) != cudaSuccess) {
         nb = 0;
-      (void)cudaGetLastError();
+        (void)cudaGetLastError(); /* ours, not sticky: keep it from surfacing later */
+      }
       f.per_sm = nb > 0 ? nb : 1;
     }
   }
@@ -202,8 +203,12 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, int64_t slot
   /* wg with multicast: the grid along M is whole clusters (a CTA past M loads zeros). */
   g->cluster_x = kp->family == GT_KFAM_WG && kp->cluster_m > 1 ? (unsigned)kp->cluster_m : 1;
   g->grid[0] = ceil_div(ceil_div(p->m, rows_per_cta(kp)), g->cluster_x) * g->cluster_x;
-  if (kp->persistent && slots > 0 && g->grid[0] > slots) g->grid[0] = slots;
   g->grid[1] = ceil_div(p->n, kp->tile_n);
+  /* Persistent: at most the resident CTAs in all, shared by the token tiles along y. */
+  if (kp->persistent && slots > 0) {
+    const int64_t per_y = slots / g->grid[1] > 0 ? slots / g->grid[1] : 1;
+    if (g->grid[0] > per_y) g->grid[0] = per_y;
+  }
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
   /* wg reduces its splits inside a cluster; the others write fp32 partials to a workspace that
