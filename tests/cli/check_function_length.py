@@ -22,10 +22,25 @@ LIMIT = 150
 EXEMPT = {
     ("src/kernels/gt_wg.cuh", "wg_body"): "TMA + wgmma pipeline: producer, consumers and epilogue share the ring and barriers",
     ("src/kernels/gt_decodetc.cuh", "decodetc_body"): "mma.sync decode pipeline (measured sensitive to instruction order)",
+    ("src/kernels/gt_wgf8.cuh", "wgf8_body"): "wg_body's pipeline on fp8 operands, scales in the store step",
     ("src/kernels/gt_wgp.cuh", "wgp_body"): "wg_body's pipeline with persistent CTAs: producer, consumers and the store share the ring's slice counter",
 }
 C_EXT = (".c", ".h", ".cu", ".cuh")
 SKIP_DIRS = ("src/kernels/generated", "bench/results", "tests/data")
+
+
+def strip_template(head):
+    """head without a leading template<...> parameter list (angle brackets balanced)."""
+    if not head.startswith("template"):
+        return head
+    depth, start = 0, head.find("<")
+    if start < 0:
+        return head
+    for i in range(start, len(head)):
+        depth += {"<": 1, ">": -1}.get(head[i], 0)
+        if depth == 0:
+            return head[i + 1:]
+    return head
 
 
 def c_functions(lines):
@@ -41,7 +56,9 @@ def c_functions(lines):
             j += 1
             sig += " " + lines[j]
         head = sig.split("{")[0]
-        if "{" in sig and ";" not in head and ")" in head and "(" in head and "=" not in head.split("(")[0]:
+        # a template's parameter list may hold defaults ("bool EPI = false"): not an initializer
+        decl = strip_template(head)
+        if "{" in sig and ";" not in head and ")" in decl and "(" in decl and "=" not in decl.split("(")[0]:
             m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", head)
             name = m.group(1) if m else "?"
             k = j
