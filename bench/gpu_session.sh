@@ -4,7 +4,7 @@
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
 #   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor]
-#   [capcheck] [honest] [placement] [livediag] ...
+#   [capcheck] [honest] [placement] [livediag] [kernels_pgrid] ...
 # capcheck (issue 17 b, c; after build, in the same call): `gemmtune capture` of three clients
 # against an independent kernel trace of the same workload (bench/capture_vs_trace.py): the
 # graph-captured llama decode step and bench/batched_client.py (torch.bmm / baddbmm, eager and
@@ -98,6 +98,13 @@ for s in "${stages[@]}"; do
       done ;;
     nnclient)
       TAIL=90 run_stage nnclient ${T_NNCLIENT:-420} bash "$root/bench/layout_verify.sh" "$build" "$work/nnclient" ;;
+    kernels_pgrid)
+      # The persistent (g1) instances' grid, A/B in one call: every resident CTA (the default)
+      # against the balanced grid (GEMMTUNE_WG_PERSISTENT_GRID=balanced: the fewest CTAs that take
+      # as many tiles each as the busiest resident one). KERNELS_ARGS as for `kernels`.
+      for pg in resident balanced; do
+        TAIL=25 run_stage "kernels_pgrid_$pg" ${T_KERNELS:-200} env GEMMTUNE_WG_PERSISTENT_GRID=$pg OUT="$work/kernels_pgrid_$pg" bash "$root/bench/kernels_bench.sh" "$build" ${KERNELS_ARGS:-}
+      done ;;
     kernels_nopdl)
       TAIL=20 run_stage kernels_nopdl ${T_KERNELS:-200} env GEMMTUNE_KERNELS_PDL=0 OUT="$work/kernels_nopdl" bash "$root/bench/kernels_bench.sh" "$build" --filter 8b ;;
     fenced)

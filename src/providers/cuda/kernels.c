@@ -75,6 +75,12 @@ static volatile int g_pdl = 1;
  * 1.070); without the evict-first hint the 64-token 70b rows were 2% slower. */
 static int g_wg_promo = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
 static int g_wg_evict_first = 1;
+/* The persistent instances' grid (GEMMTUNE_WG_PERSISTENT_GRID, read once by init): 0 "resident",
+ * every resident CTA (the default, what was measured); 1 "balanced", the fewest CTAs that take
+ * the same number of tiles as the resident grid's busiest (ceil(tiles / rounds) CTAs, rounds =
+ * ceil(tiles / resident)): no CTA starts a last round most others have no tile for. For
+ * measuring only; tuned rows assume the default. */
+static int g_wg_pgrid_balanced = 0;
 static kdev_t g_dev[K_MAX_DEVICES];
 static kfunc_t *g_func; /* gt_kinstance_count entries, allocated by init */
 
@@ -207,7 +213,10 @@ static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, int64_t slot
   /* Persistent: at most the resident CTAs in all, shared by the token tiles along y. */
   if (kp->persistent && slots > 0) {
     const int64_t per_y = slots / g->grid[1] > 0 ? slots / g->grid[1] : 1;
-    if (g->grid[0] > per_y) g->grid[0] = per_y;
+    if (g->grid[0] > per_y) {
+      const int64_t tiles = g->grid[0], rounds = ceil_div(tiles, per_y);
+      g->grid[0] = g_wg_pgrid_balanced ? ceil_div(tiles, rounds) : per_y;
+    }
   }
   g->grid[2] = kp->splitk;
   g->kchunk = ceil_div(ceil_div(p->k, kp->splitk), gran) * gran;
@@ -428,6 +437,14 @@ static gt_status_t kernels_init(void) {
   }
   const char *ef = getenv("GEMMTUNE_WG_EVICT_FIRST");
   if (ef && strcmp(ef, "0") == 0) g_wg_evict_first = 0;
+  const char *pg = getenv("GEMMTUNE_WG_PERSISTENT_GRID");
+  if (pg) {
+    if (!strcmp(pg, "resident")) g_wg_pgrid_balanced = 0;
+    else if (!strcmp(pg, "balanced")) g_wg_pgrid_balanced = 1;
+    else
+      return gt_err_set(GT_ERR_USAGE,
+                        "GEMMTUNE_WG_PERSISTENT_GRID=%s: expected resident or balanced", pg);
+  }
   pthread_mutex_lock(&g_lock);
   if (!g_func) g_func = calloc(gt_kinstance_count, sizeof *g_func);
   const bool ok = g_func != NULL;
