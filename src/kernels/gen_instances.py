@@ -232,7 +232,7 @@ def check_wg_pipeline(p):
         raise SpaceError("wg: two consumer warpgroups split the weight rows on 8-row swizzle"
                          " groups (swapped: BM/2 a multiple of 8; else an even number of"
                          " m64 blocks)")
-    g = p.get("g", 0)
+    g = p["g"]
     if g not in (0, 1):
         raise SpaceError("wg: g is 0 (one tile per CTA) or 1 (persistent CTAs)")
     if g and (ks != 1 or cm != 1):
@@ -253,7 +253,7 @@ def make_wg(p, tdt):
         tokens += "_c%d" % cm  # c1 is left out of the name
     if cw > 1:
         tokens += "_w%d" % cw  # w1 too
-    g = p.get("g", 0)
+    g = p["g"]
     if g:
         tokens += "_g1"  # g0 too
     b_rows = 64 if swapped else bn  # a swapped B box holds a whole m64 tile of tokens
