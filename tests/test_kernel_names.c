@@ -46,9 +46,21 @@ static void test_geometry(void **state) {
     smem = p->warps_k * p->tile_n * p->tile_m * 4;
     break;
   case GT_KFAM_DECODETC: /* reduction buffer [warps_k][tokens][rows + 4] of floats */
+  case GT_KFAM_DTF8:     /* the same pipeline on 1-byte elements */
     threads = 32 * p->warps_m * p->warps_k;
     smem = p->warps_k * p->tile_n * (16 * p->warps_m * p->tile_m + 4) * 4;
     assert_true(p->prefetch >= 0 && (p->prefetch == 0 || p->stages < 3)); /* s3 has its own */
+    /* one 16-byte load feeds two mma's: 8 16-bit or 16 fp8 elements */
+    assert_int_equal(p->vec, p->family == GT_KFAM_DTF8 ? 16 : 8);
+    assert_true(p->transa == GT_TRANS_T && p->transb == GT_TRANS_N);
+    if (p->family == GT_KFAM_DTF8) {
+      /* no split across CTAs: the split-K reduce kernel applies no fp8 scales */
+      assert_int_equal(p->splitk, 1);
+      assert_true((p->dtype == GT_DT_F8E4M3FN || p->dtype == GT_DT_F8E5M2) &&
+                  (p->b_dtype == GT_DT_F8E4M3FN || p->b_dtype == GT_DT_F8E5M2));
+      assert_true(p->d_dtype == GT_DT_BF16 || p->d_dtype == GT_DT_F16 ||
+                  p->d_dtype == GT_DT_F32);
+    }
     break;
   case GT_KFAM_TC: { /* stages x (A tile + B tile), rows padded by 8 elements */
     threads = 32 * p->warps_m * p->warps_n;
@@ -200,8 +212,8 @@ static void test_families_present(void **state) {
   int generic_unaligned = 0;
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *p = &gt_kinstances[i].params;
-    /* wgf8's operands are fp8 whatever D is: its type axis is D's */
-    seen[p->family][(p->family == GT_KFAM_WGF8 ? p->d_dtype : p->dtype) == GT_DT_F16]++;
+    /* an fp8 family's operands are fp8 whatever D is: its type axis is D's */
+    seen[p->family][(gt_kfamily_is_fp8(p->family) ? p->d_dtype : p->dtype) == GT_DT_F16]++;
     if (p->family == GT_KFAM_TC) {
       generic_layouts[2 * (p->transa == GT_TRANS_T) + (p->transb == GT_TRANS_T)]++;
       if (p->vec == 1) generic_unaligned++;
@@ -257,6 +269,14 @@ static const good_case_t k_good[] = {
       .tile_m = 64, .tile_n = 16, .tile_k = 512, .stages = 4, .vec = 16, .splitk = 1,
       .prefetch = 8, .cluster_m = 1, .consumers = 1, .epilogue = true, .b_dtype = GT_DT_F8E5M2,
       .d_dtype = GT_DT_BF16}},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1",
+     {.family = GT_KFAM_DTF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 1, .tile_n = 8, .warps_m = 1, .warps_k = 16, .unroll = 2, .stages = 2, .vec = 16,
+      .splitk = 1, .prefetch = 1, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
+    {"gt_sm90_dtf8_e5m2_e4m3_f32_tn_n32_m2_w1x4_u1_s1_ks1_v16_e",
+     {.family = GT_KFAM_DTF8, .dtype = GT_DT_F8E5M2, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 2, .tile_n = 32, .warps_m = 1, .warps_k = 4, .unroll = 1, .stages = 1, .vec = 16,
+      .splitk = 1, .epilogue = true, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_F32}},
     {"gt_sm90_wg_f16_tn_t128x16x256_s8_ks4_p32",
      {.family = GT_KFAM_WG, .dtype = GT_DT_F16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 128, .tile_n = 16, .tile_k = 256, .stages = 8, .vec = 8, .splitk = 4,
@@ -387,6 +407,17 @@ static const bad_case_t k_bad[] = {
     {"wg_persistent_before_warpgroups", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_g1_w2",
      GT_ERR_DATA},
     {"wgf8_persistent", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_g1", GT_ERR_DATA},
+    {"dtf8_one_type", "gt_sm90_dtf8_e4m3_tn_n8_m1_w1x16_u2_s2_ks1_v16", GT_ERR_DATA},
+    {"dtf8_bf16_operands", "gt_sm90_dtf8_bf16_bf16_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16",
+     GT_ERR_DATA},
+    {"dtf8_split_across_ctas", "gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks2_v16",
+     GT_ERR_DATA},
+    {"dtf8_16bit_vector", "gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v8", GT_ERR_DATA},
+    {"dtf8_not_tn", "gt_sm90_dtf8_e4m3_e4m3_bf16_nt_n8_m1_w1x16_u2_s2_ks1_v16", GT_ERR_DATA},
+    {"dtf8_zero_prefetch_spelled", "gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p0",
+     GT_ERR_DATA},
+    {"decodetc_fp8_types", "gt_sm90_decodetc_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16",
+     GT_ERR_DATA},
     {"decode_has_no_prefetch_token", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_p8", GT_ERR_DATA},
     /* the epilogue twin's token: exactly "e", once, last */
     {"twin_token_upper_case", "gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8_E", GT_ERR_DATA},
@@ -454,6 +485,13 @@ static const unformattable_case_t k_unformattable[] = {
      {.family = GT_KFAM_DECODETC, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .tile_m = 1,
       .tile_n = 8, .warps_m = 1, .warps_k = 8, .unroll = 2, .stages = 2, .vec = 8, .splitk = 1,
       .prefetch = -1}},
+    {"dtf8_split", {.family = GT_KFAM_DTF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T,
+                    .transb = GT_TRANS_N, .tile_m = 1, .tile_n = 8, .warps_m = 1, .warps_k = 8,
+                    .unroll = 2, .stages = 2, .vec = 16, .splitk = 2,
+                    .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
+    {"dtf8_16bit_operands", {.family = GT_KFAM_DTF8, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
+                             .transb = GT_TRANS_N, .tile_m = 1, .tile_n = 8, .warps_m = 1,
+                             .warps_k = 8, .unroll = 2, .stages = 2, .vec = 16, .splitk = 1}},
     {"wg_no_prefetch", {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T,
                         .tile_m = 128, .tile_n = 16, .tile_k = 64, .stages = 8, .vec = 8,
                         .splitk = 1, .prefetch = 0, .cluster_m = 1, .consumers = 1}},

@@ -155,25 +155,34 @@ float gt_e4m3fn_to_f32(uint8_t v) {
 
 float gt_e5m2_to_f32(uint8_t v) { return gt_f16_to_f32((uint16_t)((uint16_t)v << 8)); }
 
-/* Encode by searching the nearest representable value: the tables are tiny (256 codes) and
- * this path only runs in host references and tests, where clarity beats speed. */
-static uint8_t encode_small(float f, float (*dec)(uint8_t), float maxv) {
+/* Encode by searching the nearest representable value: the non-negative codes 0..cmax (cmax the
+ * largest finite one) decode to increasing values, so a binary search finds the largest code at
+ * or below |f| and the nearer of it and the next one wins, a tie going to the even code (round to
+ * nearest even). Seven decodes a value: operand generation for fp8 tests and references encodes
+ * millions. */
+static uint8_t encode_small(float f, float (*dec)(uint8_t), float maxv, int cmax) {
   if (isnan(f)) return 0x7f;
   float a = fabsf(f);
   if (a > maxv) a = maxv; /* saturate (cuBLAS' satfinite behaviour for outputs) */
-  uint8_t best = 0;
-  float bd = INFINITY;
-  for (int c = 0; c < 128; c++) {
-    float d = dec((uint8_t)c);
-    if (isnan(d) || isinf(d)) continue;
-    float diff = fabsf(d - a);
-    if (diff < bd || (diff == bd && (c & 1) == 0)) bd = diff, best = (uint8_t)c;
+  int lo = 0, hi = cmax;  /* dec(lo) <= a always (dec(0) = 0); find the largest such code */
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (dec((uint8_t)mid) <= a)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  int best = lo;
+  if (lo < cmax) {
+    const float dl = a - dec((uint8_t)lo), dh = dec((uint8_t)(lo + 1)) - a;
+    if (dh < dl || (dh == dl && ((lo + 1) & 1) == 0)) best = lo + 1;
   }
   return (uint8_t)(best | (signbit(f) ? 0x80 : 0));
 }
 
-uint8_t gt_f32_to_e4m3fn(float f) { return encode_small(f, gt_e4m3fn_to_f32, 448.0f); }
-uint8_t gt_f32_to_e5m2(float f) { return encode_small(f, gt_e5m2_to_f32, 57344.0f); }
+/* The largest finite codes: e4m3fn 0x7e = 448 (0x7f is NaN), e5m2 0x7b = 57344 (0x7c inf). */
+uint8_t gt_f32_to_e4m3fn(float f) { return encode_small(f, gt_e4m3fn_to_f32, 448.0f, 0x7e); }
+uint8_t gt_f32_to_e5m2(float f) { return encode_small(f, gt_e5m2_to_f32, 57344.0f, 0x7b); }
 
 double gt_load_elem(const void *buf, gt_dtype_t t, size_t i) {
   switch (t) {

@@ -138,22 +138,21 @@ def make_decode(p, tdt):
                 body=("gtk::decode_body", [tdt, nt, rw, wk, ku, v]))
 
 
-def make_decodetc(p, tdt):
+def decodetc_common(p, fam):
+    """decodetc's tokens, table fields, threads and shared memory (dtf8 shares them)."""
     nt, mr, (wm, wk), ku, s, v, pf = p["n"], p["m"], p["w"], p["u"], p["s"], p["v"], p["p"]
     if p["layout"] != "tn":
-        raise SpaceError("decodetc is TN only (nn.Linear)")
+        raise SpaceError("%s is TN only (nn.Linear)" % fam)
     if nt % 8 or nt < 8 or nt > 64:
-        raise SpaceError("decodetc: n is a multiple of the mma N (8), at most 64")
+        raise SpaceError("%s: n is a multiple of the mma N (8), at most 64" % fam)
     if mr not in (1, 2, 4) or wm < 1 or wk < 1 or wm * wk > 32 or ku < 1:
-        raise SpaceError("decodetc: m in 1,2,4; 1 <= w <= 32 warps; u >= 1")
+        raise SpaceError("%s: m in 1,2,4; 1 <= w <= 32 warps; u >= 1" % fam)
     if s not in (1, 2, 3):
-        raise SpaceError("decodetc: s is 1 or 2 register stages, or 3 (2 plus an L2 prefetch"
-                         " stage)")
-    if v != 8:
-        raise SpaceError("decodetc: v is 8 (one 16-byte load feeds two mma's)")
+        raise SpaceError("%s: s is 1 or 2 register stages, or 3 (2 plus an L2 prefetch"
+                         " stage)" % fam)
     if pf < 0 or (pf > 0 and s == 3):
-        raise SpaceError("decodetc: p (KB of each row prefetched before the dependent-launch"
-                         " wait) is >= 0, and 0 with s3 (which prefetches its own way)")
+        raise SpaceError("%s: p (KB of each row prefetched before the dependent-launch"
+                         " wait) is >= 0, and 0 with s3 (which prefetches its own way)" % fam)
     tokens = "n%d_m%d_w%dx%d_u%d_s%d_ks%d_v%d" % (nt, mr, wm, wk, ku, s, p["ks"], v)
     if pf:
         tokens += "_p%d" % pf  # p0 is left out of the name
@@ -161,7 +160,42 @@ def make_decodetc(p, tdt):
                 row=dict(tile_m=mr, tile_n=nt, warps_m=wm, warps_k=wk, unroll=ku, stages=s, vec=v,
                          prefetch=pf),
                 threads=32 * wm * wk, smem=wk * nt * (wm * mr * 16 + 4) * 4,
-                body=("gtk::decodetc_body", [tdt, nt, mr, wm, wk, ku, s, pf]))
+                targs=[nt, mr, wm, wk, ku, s, pf])
+
+
+def make_decodetc(p, tdt):
+    if p["v"] != 8:
+        raise SpaceError("decodetc: v is 8 (one 16-byte load feeds two mma's)")
+    spec = decodetc_common(p, "decodetc")
+    spec["body"] = ("gtk::decodetc_body", [tdt] + spec.pop("targs"))
+    return spec
+
+
+def f8_types(p, fam):
+    """The [A, B, D] triple of an fp8 family (wgf8, dtf8), all three in the name."""
+    types = p["types"]
+    if not (isinstance(types, list) and len(types) == 3 and types[0] in F8TYPES
+            and types[1] in F8TYPES and types[2] in F8_OUT):
+        raise SpaceError("%s: types is [A, B, D]: A and B in %s, D in %s"
+                         % (fam, sorted(F8TYPES), sorted(F8_OUT)))
+    return types
+
+
+def make_dtf8(p, _tdt):
+    """dtf8 (gt_dtf8.cuh): decodetc's pipeline on fp8 operands, 16 K values per 16-byte load,
+    no split across CTAs (the reduce kernel knows no scales)."""
+    ta, tb, td = f8_types(p, "dtf8")
+    if p["v"] != 16:
+        raise SpaceError("dtf8: v is 16 (one 16-byte load of 1-byte elements feeds two mma's)")
+    if p["ks"] != 1:
+        raise SpaceError("dtf8: ks is 1 (its warps split K inside the CTA; the split-K reduce"
+                         " kernel applies no fp8 scales)")
+    spec = decodetc_common(p, "dtf8")
+    spec["row"].update(dtype=ta, b_dtype=tb, d_dtype=td)
+    spec.update(types="%s_%s_%s" % (ta, tb, td), file_type=ta,
+                body=("gtk::dtf8_body", [F8TYPES[ta][1], F8TYPES[tb][1], F8_OUT[td][1]]
+                      + spec.pop("targs")))
+    return spec
 
 
 def make_tc(p, tdt):
@@ -275,11 +309,7 @@ def make_wg(p, tdt):
 def make_wgf8(p, _tdt):
     """wgf8 (gt_wgf8.cuh): the wg pipeline on fp8 operands, K-major only; `types` is the
     [A, B, D] triple, all three in the name (gt_sm90_wgf8_e4m3_e4m3_bf16_tn_...)."""
-    types = p["types"]
-    if not (isinstance(types, list) and len(types) == 3 and types[0] in F8TYPES
-            and types[1] in F8TYPES and types[2] in F8_OUT):
-        raise SpaceError("wgf8: types is [A, B, D]: A and B in %s, D in %s"
-                         % (sorted(F8TYPES), sorted(F8_OUT)))
+    types = f8_types(p, "wgf8")
     if p["layout"] != "tn":
         raise SpaceError("wgf8 is TN only: fp8 wgmma reads both operands K-major")
     (bm, bn, bk), st, ks, pf, cw = p["t"], p["s"], p["ks"], p["p"], p["w"]
@@ -339,6 +369,8 @@ FAMILIES = {
                  "GT_KFAM_WG"),
     "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "w"], make_wgf8, "gt_wgf8.cuh", 6,
                    "GT_KFAM_WGF8"),
+    "dtf8": Family(["types", "layout", "n", "m", "w", "u", "s", "ks", "v", "p"], make_dtf8,
+                   "gt_dtf8.cuh", 7, "GT_KFAM_DTF8"),
 }
 
 

@@ -25,16 +25,47 @@
 
 namespace gtk {
 
-// EPI: the epilogue twin (store_out applies the key's epilogue); false is the plain instance.
-template <typename T, int NT, int MR, int WM, int WK, int KU, int S, int PF, bool EPI = false>
-__device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
+// The streaming loads take 16-bit element pointers; a lane's 16 bytes are the same bytes
+// whatever the element type.
+template <typename E> __device__ __forceinline__ const uint16_t *u16p(const E *p) {
+  return reinterpret_cast<const uint16_t *>(p);
+}
+
+// The operands of decodetc_core: 16-bit elements (bf16, f16: eight per 16-byte lane load, two
+// mma.sync m16n8k16 per load). The fp8 operands of the dtf8 family are gt_dtf8.cuh's.
+template <typename T> struct dtc16 {
+  using E = uint16_t;           // element storage
+  static constexpr int VE = 8;  // elements per 16-byte load
+  static __device__ __forceinline__ void mma(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                             uint32_t a3, uint32_t b0, uint32_t b1) {
+    T::mma(c, a0, a1, a2, a3, b0, b1);
+  }
+  static __device__ __forceinline__ vec<8> tail(const E *p, int64_t valid) {
+    return ld_tail<8>(p, valid);
+  }
+  template <bool EPI>
+  static __device__ __forceinline__ void store(const gt_kargs_t &a, int64_t row, int64_t col,
+                                               float acc) {
+    store_out<T, EPI>(a, row, col, acc);
+  }
+};
+
+// OP: the operand traits (dtc16<T>, or gt_dtf8.cuh's fp8 ones): element storage E, VE elements
+// per 16-byte lane load, the mma on two 32-bit words of each, the K tail's load and the final
+// store. Every offset below is in elements, so with 16-bit elements the code is the one the bf16
+// and f16 instances always had. EPI: the epilogue twin (the store applies the key's epilogue);
+// false is the plain instance.
+template <typename OP, int NT, int MR, int WM, int WK, int KU, int S, int PF, bool EPI>
+__device__ __forceinline__ void decodetc_core(const gt_kargs_t &a) {
+  using E = typename OP::E;
+  constexpr int VE = OP::VE;
   static_assert(NT % 8 == 0, "tokens tile is a multiple of the mma N (8)");
   static_assert(S >= 1 && S <= 3, "1 or 2 register stages, 3: 2 plus an L2 prefetch stage");
   static_assert(PF >= 0 && (PF == 0 || S < 3), "a pre-wait prefetch only without the L2 stage");
   constexpr int NB = NT / 8;           // n8 tiles
   constexpr int ROWS = WM * MR * 16;   // rows per CTA
   constexpr int RS = ROWS + 4;         // padded row stride of the reduction buffer (no conflicts)
-  constexpr int GK = 32 * KU;          // K per batch
+  constexpr int GK = 4 * VE * KU;      // K per batch (four lanes of VE elements, KU times)
   constexpr int THREADS = WM * WK * 32;
   extern __shared__ float red[];       // [WK][NT][RS]
 
@@ -45,25 +76,25 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   const int64_t cta_row0 = (int64_t)blockIdx.x * ROWS;
   const int64_t tok0 = (int64_t)blockIdx.y * NT;
   const krange kr = split_range(a);
-  const uint16_t *A = static_cast<const uint16_t *>(a.A);
-  const uint16_t *B = static_cast<const uint16_t *>(a.B);
+  const E *A = static_cast<const E *>(a.A);
+  const E *B = static_cast<const E *>(a.B);
 
   // Out-of-range rows and tokens are clamped (loads stay in bounds, results are dropped).
-  const uint16_t *wp[MR][2];
-  const uint16_t *xp[NB];
+  const E *wp[MR][2];
+  const E *xp[NB];
 #pragma unroll
   for (int mt = 0; mt < MR; mt++)
 #pragma unroll
     for (int h = 0; h < 2; h++) {
       int64_t row = cta_row0 + wm * MR * 16 + mt * 16 + h * 8 + g;
       row = row < m ? row : m - 1;
-      wp[mt][h] = A + row * a.lda + q * 8;
+      wp[mt][h] = A + row * a.lda + q * VE;
     }
 #pragma unroll
   for (int nb = 0; nb < NB; nb++) {
     int64_t tok = tok0 + nb * 8 + g;
     tok = tok < n ? tok : n - 1;
-    xp[nb] = B + tok * a.ldb + q * 8;
+    xp[nb] = B + tok * a.ldb + q * VE;
   }
 
   float acc[MR][NB][4];
@@ -84,15 +115,15 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
 #pragma unroll
       for (int mt = 0; mt < MR; mt++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) b.w[u][mt][h] = ld_stream<8>(wp[mt][h] + k0 + u * 32);
+        for (int h = 0; h < 2; h++) b.w[u][mt][h] = ld_stream<8>(u16p(wp[mt][h] + k0 + u * 4 * VE));
 #pragma unroll
     for (int u = 0; u < KU; u++)
 #pragma unroll
-      for (int nb = 0; nb < NB; nb++) b.x[u][nb] = ld_keep<8>(xp[nb] + k0 + u * 32);
+      for (int nb = 0; nb < NB; nb++) b.x[u][nb] = ld_keep<8>(u16p(xp[nb] + k0 + u * 4 * VE));
   };
   auto mma2 = [&](float (&c)[4], const vec<8> &w0, const vec<8> &w1, const vec<8> &x) {
-    T::mma(c, w0.w[0], w1.w[0], w0.w[1], w1.w[1], x.w[0], x.w[1]);
-    T::mma(c, w0.w[2], w1.w[2], w0.w[3], w1.w[3], x.w[2], x.w[3]);
+    OP::mma(c, w0.w[0], w1.w[0], w0.w[1], w1.w[1], x.w[0], x.w[1]);
+    OP::mma(c, w0.w[2], w1.w[2], w0.w[3], w1.w[3], x.w[2], x.w[3]);
   };
   auto compute = [&](const batch &b) {
 #pragma unroll
@@ -110,13 +141,13 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   // (warp wk's j-th batch is batch wk + j*WK). Each warp prefetches step j + PFD of the rows
   // i = wk, wk + WK, ... of its row group while it works on step j.
   constexpr int CK = WK * GK;
-  constexpr int PF_STEP_BYTES = CK * 2 * ROWS;
+  constexpr int PF_STEP_BYTES = CK * (int)sizeof(E) * ROWS;
   constexpr int PFD = PF_STEP_BYTES >= 32768 ? 1 : 32768 / PF_STEP_BYTES;
   auto prefetch_step = [&](int64_t j) {
     const int64_t k0 = kr.beg + j * CK;
     if (k0 >= kr.end) return;
     const int64_t left = kr.end - k0;
-    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
+    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * (int64_t)sizeof(E)) & ~15u;
     if (bytes == 0) return;
     for (int i = wk + lane * WK; i < MR * 16; i += 32 * WK) {
       const int64_t row = cta_row0 + wm * MR * 16 + i;
@@ -130,8 +161,9 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   if constexpr (PF > 0) {
     // One bulk prefetch per row, from the start of the CTA's K range.
     const int64_t left = kr.end - kr.beg;
+    constexpr int PFE = PF * 1024 / (int)sizeof(E);  // PF KB in elements
     const uint32_t bytes =
-        (uint32_t)((left < PF * 512 ? left : (int64_t)PF * 512) * 2) & ~15u;
+        (uint32_t)((left < PFE ? left : (int64_t)PFE) * (int64_t)sizeof(E)) & ~15u;
     if (bytes > 0)
       for (int i = threadIdx.x; i < ROWS; i += THREADS) {
         const int64_t row = cta_row0 + i;
@@ -166,25 +198,26 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
       gi = gn;
     }
   }
-  // The rest of the range (less than one batch) in 32-wide chunks; only the last 8-vector of
-  // the range can be partial.
-  for (int64_t c = kr.beg + nfull * GK + (int64_t)wk * 32; c < kr.end; c += (int64_t)WK * 32) {
-    const int64_t valid = kr.end - (c + q * 8);
+  // The rest of the range (less than one batch) in chunks of four lanes' vectors; only the
+  // last vector of the range can be partial.
+  for (int64_t c = kr.beg + nfull * GK + (int64_t)wk * 4 * VE; c < kr.end;
+       c += (int64_t)WK * 4 * VE) {
+    const int64_t valid = kr.end - (c + q * VE);
     vec<8> w[MR][2], x[NB];
-    if (valid >= 8) {
+    if (valid >= VE) {
 #pragma unroll
       for (int mt = 0; mt < MR; mt++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) w[mt][h] = ld_stream<8>(wp[mt][h] + c);
+        for (int h = 0; h < 2; h++) w[mt][h] = ld_stream<8>(u16p(wp[mt][h] + c));
 #pragma unroll
-      for (int nb = 0; nb < NB; nb++) x[nb] = ld_keep<8>(xp[nb] + c);
+      for (int nb = 0; nb < NB; nb++) x[nb] = ld_keep<8>(u16p(xp[nb] + c));
     } else {
 #pragma unroll
       for (int mt = 0; mt < MR; mt++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) w[mt][h] = ld_tail<8>(wp[mt][h] + c, valid);
+        for (int h = 0; h < 2; h++) w[mt][h] = OP::tail(wp[mt][h] + c, valid);
 #pragma unroll
-      for (int nb = 0; nb < NB; nb++) x[nb] = ld_tail<8>(xp[nb] + c, valid);
+      for (int nb = 0; nb < NB; nb++) x[nb] = OP::tail(xp[nb] + c, valid);
     }
 #pragma unroll
     for (int mt = 0; mt < MR; mt++)
@@ -213,7 +246,7 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
       float s = 0.f;
 #pragma unroll
       for (int w = 0; w < WK; w++) s += red[(w * NT + tok_l) * RS + row_l];
-      store_out<T, EPI>(a, row, tok, s);
+      OP::template store<EPI>(a, row, tok, s);
     }
   };
   if constexpr (EPI) {
@@ -224,6 +257,12 @@ __device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
   } else {
     for (int e = threadIdx.x; e < NT * ROWS; e += THREADS) store_elem(e);
   }
+}
+
+// The bf16 and f16 instances.
+template <typename T, int NT, int MR, int WM, int WK, int KU, int S, int PF, bool EPI = false>
+__device__ __forceinline__ void decodetc_body(const gt_kargs_t &a) {
+  decodetc_core<dtc16<T>, NT, MR, WM, WK, KU, S, PF, EPI>(a);
 }
 
 }  // namespace gtk

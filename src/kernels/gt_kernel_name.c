@@ -17,6 +17,7 @@ static const char *const k_family[GT_KFAM__COUNT] = {
     [GT_KFAM_TC] = "tc",
     [GT_KFAM_WG] = "wg",
     [GT_KFAM_WGF8] = "wgf8",
+    [GT_KFAM_DTF8] = "dtf8",
 };
 
 /* Every own-kernel symbol starts "gt_<arch token>_"; the tokens are the architecture table's. */
@@ -27,6 +28,8 @@ static const char *const k_family[GT_KFAM__COUNT] = {
 const char *gt_kfamily_name(gt_kfamily_t f) {
   return (int)f >= 0 && f < GT_KFAM__COUNT ? k_family[f] : "?";
 }
+
+bool gt_kfamily_is_fp8(gt_kfamily_t f) { return f == GT_KFAM_WGF8 || f == GT_KFAM_DTF8; }
 
 /* Only the two types the mma.sync/bf16x2 paths take; any other type has no own instance. */
 static bool dtype_ok(gt_dtype_t t) { return t == GT_DT_BF16 || t == GT_DT_F16; }
@@ -52,9 +55,9 @@ static bool f8_out_ok(gt_dtype_t t) {
   return false;
 }
 
-/* The element-type tokens of p's family: one (dtype) for all but wgf8, whose three are A, B, D. */
+/* The element-type tokens of p's family: one (dtype), or the fp8 families' three (A, B, D). */
 static bool format_types(const gt_kparams_t *p, char *buf, int cap) {
-  if (p->family != GT_KFAM_WGF8)
+  if (!gt_kfamily_is_fp8(p->family))
     return dtype_ok(p->dtype) && p->b_dtype == 0 && p->d_dtype == 0 &&
            gt_name_append(buf, cap, "%s", gt_dtype_name(p->dtype));
   const char *a = f8_tok(p->dtype), *b = f8_tok(p->b_dtype);
@@ -73,7 +76,8 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
   const char lay[3] = {p->transa == GT_TRANS_T ? 't' : 'n', p->transb == GT_TRANS_T ? 't' : 'n',
                        '\0'};
   const bool wgl = p->family == GT_KFAM_WG || p->family == GT_KFAM_WGF8; /* wg's grammar */
-  if (!wgl && p->family != GT_KFAM_DECODETC && p->prefetch != 0)
+  const bool dtc = p->family == GT_KFAM_DECODETC || p->family == GT_KFAM_DTF8; /* decodetc's */
+  if (!wgl && !dtc && p->prefetch != 0)
     return false; /* no token carries it */
   if (!wgl && (p->cluster_m != 0 || p->consumers != 0)) return false;
   if (p->persistent != 0 &&
@@ -94,6 +98,11 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
     return gt_name_append(buf, cap, "n%d", p->tile_n) && gt_name_append(buf, cap, "r%d", p->tile_m) &&
            gt_name_append(buf, cap, "w%d", p->warps_k) && gt_name_append(buf, cap, "u%d", p->unroll) &&
            gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec);
+  case GT_KFAM_DTF8:
+    /* TN, 16 one-byte elements per load, no split across CTAs; otherwise decodetc's tokens. */
+    if (p->transa != GT_TRANS_T || p->transb != GT_TRANS_N || p->vec != 16 || p->splitk != 1)
+      return false;
+    /* fall through */
   case GT_KFAM_DECODETC:
     if (p->tile_n < 1 || p->tile_m < 1 || p->warps_m < 1 || p->warps_k < 1 || p->unroll < 1 ||
         p->stages < 1 || p->splitk < 1 || p->vec < 1 || p->prefetch < 0)
@@ -197,10 +206,11 @@ static bool own_prefix(const char *name, int *arch) {
 }
 
 /* The element types of a name whose family is already in out: one token (all four operands),
- * or wgf8's three (A, B, D). The family's own tokens follow the layout, so for wgf8 the two extra
- * type tokens are dropped from t and the rest read at the same positions as wg's. */
+ * or an fp8 family's three (A, B, D). The family's own tokens follow the layout, so for those the
+ * two extra type tokens are dropped from t and the rest read at the same positions as wg's
+ * (wgf8) or decodetc's (dtf8). */
 static gt_status_t parse_types(const char *name, gt_name_tokens_t *t, gt_kparams_t *out) {
-  if (out->family == GT_KFAM_WGF8) {
+  if (gt_kfamily_is_fp8(out->family)) {
     int found = 0;
     for (size_t i = 0; i < sizeof k_f8_types / sizeof k_f8_types[0]; i++) {
       if (strcmp(t->tok[3], k_f8_types[i].tok) == 0) out->dtype = k_f8_types[i].t, found |= 1;
@@ -210,9 +220,9 @@ static gt_status_t parse_types(const char *name, gt_name_tokens_t *t, gt_kparams
       if (strcmp(t->tok[5], gt_dtype_name(k_f8_out[i])) == 0) out->d_dtype = k_f8_out[i], found |= 4;
     if (found != 7)
       return gt_err_set(GT_ERR_DATA,
-                        "instance '%s': element types '%s_%s_%s' (wgf8 takes A and B e4m3 or "
+                        "instance '%s': element types '%s_%s_%s' (%s takes A and B e4m3 or "
                         "e5m2, D bf16, f16 or f32)",
-                        name, t->tok[3], t->tok[4], t->tok[5]);
+                        name, t->tok[3], t->tok[4], t->tok[5], k_family[out->family]);
     for (int i = 3; i + 2 < t->n; i++) memcpy(t->tok[i], t->tok[i + 2], sizeof t->tok[i]);
     t->n -= 2;
   } else {
@@ -259,7 +269,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
 
   static const int k_ntok[GT_KFAM__COUNT] = {[GT_KFAM_DECODE] = 11, [GT_KFAM_DECODETC] = 12,
                                              [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9,
-                                             [GT_KFAM_WGF8] = 11};
+                                             [GT_KFAM_WGF8] = 11, [GT_KFAM_DTF8] = 14};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
    * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast), then w<CW> (consumer
    * warpgroups), then g1 (persistent CTAs). They are matched by tag; the canonical-form check
@@ -275,7 +285,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       [GT_KFAM_WG] = {3, {{"c", offsetof(gt_kparams_t, cluster_m)},
                           {"w", offsetof(gt_kparams_t, consumers)},
                           {"g", offsetof(gt_kparams_t, persistent)}}},
-      [GT_KFAM_WGF8] = {1, {{"w", offsetof(gt_kparams_t, consumers)}}}};
+      [GT_KFAM_WGF8] = {1, {{"w", offsetof(gt_kparams_t, consumers)}}},
+      [GT_KFAM_DTF8] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}}};
   const int extra = t.n - k_ntok[fam];
   if (extra < 0 || extra > k_opt[fam].n)
     return gt_err_set(GT_ERR_DATA, "instance '%s': %d tokens, family %s has %d%s", name, t.n,
@@ -303,6 +314,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       return s;
     break;
   case GT_KFAM_DECODETC:
+  case GT_KFAM_DTF8:
     if ((s = want_param(name, t.tok[5], "n", 1, &out->tile_n)) ||
         (s = want_param(name, t.tok[6], "m", 1, &out->tile_m)) ||
         (s = want_param(name, t.tok[7], "w", 2, w)) ||
@@ -338,8 +350,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
   default:
     return gt_err_set(GT_ERR_INTERNAL, "instance '%s': family without a grammar", name);
   }
-  /* wgf8's two extra type tokens were dropped above. */
-  for (int i = k_ntok[fam] - (fam == GT_KFAM_WGF8 ? 2 : 0); i < t.n; i++) {
+  /* The fp8 families' two extra type tokens were dropped above. */
+  for (int i = k_ntok[fam] - (gt_kfamily_is_fp8((gt_kfamily_t)fam) ? 2 : 0); i < t.n; i++) {
     int o = 0;
     while (o < k_opt[fam].n && t.tok[i][0] != k_opt[fam].tok[o].tag[0]) o++;
     if (o == k_opt[fam].n)
@@ -364,7 +376,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
 }
 
 bool gt_kparams_uses_reduce(const gt_kparams_t *p) {
-  return p->splitk > 1 && p->family != GT_KFAM_WG && p->family != GT_KFAM_WGF8;
+  return p->splitk > 1 && p->family != GT_KFAM_WG && p->family != GT_KFAM_WGF8 &&
+         p->family != GT_KFAM_DTF8;
 }
 
 int gt_kernel_reduce_symbol(const gt_kparams_t *kp, char *buf, int cap) {

@@ -35,6 +35,10 @@
  *       type) after the family, then wg's tokens (BK a multiple of 128: one 128-byte swizzle row
  *       of fp8 K); the optional w<CW> as in wg, no c. The tensorwise or outer-vector scales are
  *       read from the kernel arguments at run time (gt_kernel_args.h).
+ *   gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1
+ *       tensor-core decode on fp8 operands (gt_dtf8.cuh: decodetc's pipeline, mma.sync
+ *       m16n8k32): wgf8's three element types, then decodetc's tokens with v16 (a 16-byte load
+ *       is 16 fp8 elements; u counts 64-wide K chunks) and ks1 only; scales as wgf8's.
  *
  * Every instance has an epilogue twin: the same name and parameters plus one last token, "e"
  * (gt_sm90_wg_bf16_tn_t128x16x256_s4_ks4_p16_e), a kernel of its own compiled from the same body
@@ -62,6 +66,7 @@ typedef enum gt_kfamily {
   GT_KFAM_TC,         /* generic tensor-core tiles, any shape and layout */
   GT_KFAM_WG,         /* Hopper TMA + wgmma decode/skinny tiles, TN */
   GT_KFAM_WGF8,       /* the same on fp8 operands with scales, TN */
+  GT_KFAM_DTF8,       /* decodetc on fp8 operands with scales, TN, no split across CTAs */
   GT_KFAM__COUNT
 } gt_kfamily_t;
 
@@ -77,11 +82,13 @@ typedef enum gt_kfamily {
  * stages     -               pipeline stages      cp.async stages      TMA ring stages
  * vec        elements/load   8                    alignment (8 or 1)   8 (TMA strides)
  * wgf8 as wg, with vec 16 (TMA's 16-byte strides in 1-byte elements), cluster_m 1.
+ * dtf8 as decodetc, with vec 16 (16 one-byte elements per load) and splitk 1.
  * splitk     splits of K across CTAs (1 = none), all families */
 typedef struct gt_kparams {
   gt_kfamily_t family;
   int arch;         /* the architecture: row of gt_karchs[] (gt_kernel_arch.h) */
-  gt_dtype_t dtype; /* A, B, C and D element type: bf16 or f16 (wgf8: A's, f8e4m3fn or f8e5m2) */
+  gt_dtype_t dtype; /* A, B, C and D element type: bf16 or f16 (wgf8, dtf8: A's, f8e4m3fn or
+                       f8e5m2) */
   gt_trans_t transa, transb;
   int tile_m, tile_n, tile_k;
   int warps_m, warps_n, warps_k;
@@ -95,8 +102,8 @@ typedef struct gt_kparams {
                      tiles; name token g1, splitk 1 and cluster_m 1 only); others 0 */
   bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its
                     store step; false: the plain instance, for keys without one */
-  gt_dtype_t b_dtype, d_dtype; /* wgf8: B's type (f8e4m3fn, f8e5m2) and D's (bf16, f16, f32;
-                                  C and the bias too); others 0, their dtype is all four */
+  gt_dtype_t b_dtype, d_dtype; /* wgf8, dtf8: B's type (f8e4m3fn, f8e5m2) and D's (bf16, f16,
+                                  f32; C and the bias too); others 0, their dtype is all four */
 } gt_kparams_t;
 
 /* One row of the generated table. threads and smem are what the kernel is launched with. */
@@ -111,8 +118,12 @@ typedef struct gt_kinstance {
 extern const gt_kinstance_t gt_kinstances[];
 extern const size_t gt_kinstance_count;
 
-/* "decode", "decodetc", "tc", "wg", "wgf8"; "?" for an invalid value. */
+/* "decode", "decodetc", "tc", "wg", "wgf8", "dtf8"; "?" for an invalid value. */
 const char *gt_kfamily_name(gt_kfamily_t f);
+
+/* Whether family f's instances take fp8 A and B with scales (wgf8, dtf8): their names carry
+ * three element types and they run through the fp8 entry points (gt_kernels_fp8.h). */
+bool gt_kfamily_is_fp8(gt_kfamily_t f);
 
 /* Parse an instance name into its parameters. Fails with GT_ERR_NOT_FOUND when the name is not
  * an own-kernel name at all (wrong prefix, an architecture token not in the table, unknown

@@ -30,23 +30,11 @@
 
 #include <cooperative_groups.h>
 
+#include "gt_f8.cuh"
 #include "gt_kcommon.cuh"
 #include "gt_wg.cuh"
 
 namespace gtk {
-
-// Operand type tags (the PTX type is in the generated wgmma statement's specialization).
-struct e4m3 {};
-struct e5m2 {};
-
-// D as fp32 (the 16-bit D types are gtk::bf16 and gtk::f16).
-struct f32 {
-  static __device__ __forceinline__ float to_f(float v) { return v; }
-  static __device__ __forceinline__ float from_f(float f) { return f; }
-};
-// D's storage type: 16-bit patterns for bf16 / f16, float for f32.
-template <typename T> struct wgf8_store { using S = uint16_t; };
-template <> struct wgf8_store<f32> { using S = float; };
 
 template <typename TA, typename TB, int N> struct wgmma_f8;
 
@@ -88,26 +76,6 @@ __device__ __forceinline__ void wgf8_wait(uint32_t bar, uint32_t parity) {
   }
 }
 
-// One fp32 scale: 1 (mode 0), the tensorwise scalar p[0] (mode 1) or p[i] (mode 2, outer vector).
-__device__ __forceinline__ float wgf8_scale(const float *p, int mode, int64_t i) {
-  return mode == 0 ? 1.f : __ldg(p + (mode == 2 ? i : 0));
-}
-
-// The twins' epilogue on an fp32 value of row `row`: epilogue_apply (gt_kcommon.cuh) with the
-// bias read as D's storage type, which for an fp32 D is float, not a 16-bit pattern.
-template <typename T>
-__device__ __forceinline__ float wgf8_epilogue(const gt_kargs_t &a, int64_t row, float v) {
-  using S = typename wgf8_store<T>::S;
-  const int e = a.epilogue;
-  const float bias = (e & 1) ? T::to_f(static_cast<const S *>(a.bias)[row]) : 0.f;
-  v = (e & 1) ? v + bias : v;
-  const float relu = v > 0.f ? v : 0.f;
-  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-  const float gelu = __fdividef(v, 1.f + __expf(-2.f * u));
-  const int act = e >> 1;
-  return act == 1 ? relu : act == 2 ? gelu : v;
-}
-
 // TA, TB: operand types (e4m3, e5m2); T: D's type (bf16, f16, f32); the tile, ring, split,
 // prefetch, orientation (SW) and consumer warpgroups (CW) as in wg_body; EPI the epilogue twin.
 template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int KS, int P,
@@ -132,7 +100,7 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wgf8 consumer split");
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
-  using DS = typename wgf8_store<T>::S;
+  using DS = typename f8_store<T>::S;
 
   extern __shared__ uint8_t wg_smem[];
   __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
@@ -256,11 +224,11 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
       sum += p[col * RS + row];
     }
     const int64_t off = grow + gcol * a.ldc;
-    const float sc = a.alpha * wgf8_scale(a.scale_a, a.scale_mode_a, grow) *
-                     wgf8_scale(a.scale_b, a.scale_mode_b, gcol);
+    const float sc = a.alpha * f8_scale(a.scale_a, a.scale_mode_a, grow) *
+                     f8_scale(a.scale_b, a.scale_mode_b, gcol);
     float v = sc * sum;
     if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = wgf8_epilogue<T>(a, grow, v);
+    if constexpr (EPI) v = f8_epilogue<T>(a, grow, v);
     D[off] = T::from_f(v);
   }
   if (KS > 1) cluster.sync();

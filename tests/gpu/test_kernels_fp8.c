@@ -1,4 +1,4 @@
-/* Every own fp8 instance (the wgf8 family) computes D = alpha * sa * sb * A^T B (+ beta * C)
+/* Every own fp8 instance (the wgf8 and dtf8 families) computes D = alpha * sa * sb * A^T B (+ beta * C)
  * (+ epilogue) within its error bound of an fp64 reference over the dequantized fp8 operands, on
  * nn.Linear shapes (A the weights, m = out features; B the tokens, n = 1..64): K not a multiple
  * of 16 or of any tile (TMA zero-fills the tail), M not a multiple of any tile, padded leading
@@ -15,7 +15,12 @@
  * size of the result, about sqrt(k) / k of S larger than the bound at k >= 1000) plus D's rounding
  * (2^-8 |ref| for bf16, 2^-11 for f16, 2^-22 for f32) plus 1e-6 absolute.
  *
- * Hang safety: the kernels bound every barrier wait (gt_wgf8.cuh traps after about 4 s), and the
+ * GT_FP8_GATE_FAMILY=wgf8 or dtf8 restricts the gate cases to that family's instances, and an
+ * argument keeps only the tests whose name contains it (gate_all, gate_twins, refuses): the whole
+ * gate takes longer than one GPU session step may run, its parts fit.
+ *
+ * Hang safety: wgf8 bounds every barrier wait (gt_wgf8.cuh traps after about 4 s; dtf8 has no
+ * barrier but __syncthreads), and the
  * session script runs this under `timeout`. Exits 77 without a CUDA device or without an sm_90
  * one. Launches the instances through gt_kernels_fp8_launch, so it needs no fp8 key fields. */
 #include <stdarg.h>
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -284,6 +290,14 @@ typedef struct gate_case {
 } gate_case_t;
 
 static const gt_dtype_t k_f8[2] = {GT_DT_F8E4M3FN, GT_DT_F8E5M2};
+
+/* Whether instance kp is gated here: an fp8 family, and the one GT_FP8_GATE_FAMILY names when
+ * it is set. */
+static bool gated(const gt_kparams_t *kp) {
+  const char *only = getenv("GT_FP8_GATE_FAMILY");
+  return gt_kfamily_is_fp8(kp->family) &&
+         (!only || !*only || strcmp(only, gt_kfamily_name(kp->family)) == 0);
+}
 static const gt_dtype_t k_out[3] = {GT_DT_BF16, GT_DT_F16, GT_DT_F32};
 
 static void test_gate(void **state) {
@@ -294,6 +308,8 @@ static void test_gate(void **state) {
   double *sum = malloc(sizeof(double) * (size_t)mn), *abs_ = malloc(sizeof(double) * (size_t)mn);
   int ran = 0;
   double worst = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int a = 0; a < 2; a++)
     for (int b = 0; b < 2; b++) {
       /* The operands and their O(mnk) sums once per pair of input types (the sums do not depend
@@ -301,7 +317,7 @@ static void test_gate(void **state) {
       bool any = false;
       for (size_t i = 0; i < gt_kinstance_count; i++) {
         const gt_kparams_t *kp = &gt_kinstances[i].params;
-        any |= kp->family == GT_KFAM_WGF8 && kp->dtype == k_f8[a] && kp->b_dtype == k_f8[b] &&
+        any |= gated(kp) && kp->dtype == k_f8[a] && kp->b_dtype == k_f8[b] &&
                kp->epilogue == (g->epi != GT_EPI_NONE);
       }
       if (!any) continue;
@@ -318,10 +334,10 @@ static void test_gate(void **state) {
          * checks, not the GPU, bound this test's time) */
         if (o > 0 && (sc - k_shapes) % 3 != 0) continue;
         /* the instances of these types and this variant */
-        int idx[64], ni = 0;
+        int idx[160], ni = 0;
         for (size_t i = 0; i < gt_kinstance_count && ni < (int)NELEM(idx); i++) {
           const gt_kparams_t *kp = &gt_kinstances[i].params;
-          if (kp->family == GT_KFAM_WGF8 && kp->dtype == k_f8[a] && kp->b_dtype == k_f8[b] &&
+          if (gated(kp) && kp->dtype == k_f8[a] && kp->b_dtype == k_f8[b] &&
               kp->d_dtype == k_out[o] && kp->epilogue == (g->epi != GT_EPI_NONE))
             idx[ni++] = (int)i;
         }
@@ -351,7 +367,9 @@ static void test_gate(void **state) {
       free(b0);
       free_host(&h);
     }
-  printf("  %s: %d runs, worst error %.3f of its bound\n", g->name, ran, worst);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("  %s: %d runs, worst error %.3f of its bound (%.1f s)\n", g->name, ran, worst,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   assert_true(ran > 0);
   free(ref);
   free(mag);
@@ -361,10 +379,11 @@ static void test_gate(void **state) {
 
 /* ---- refusals and reproducibility ------------------------------------------------------------ */
 
-static int first_instance(gt_dtype_t a, gt_dtype_t b, gt_dtype_t d, bool twin, int min_splits) {
+static int first_instance(gt_kfamily_t fam, gt_dtype_t a, gt_dtype_t b, gt_dtype_t d, bool twin,
+                          int min_splits) {
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kparams_t *kp = &gt_kinstances[i].params;
-    if (kp->family == GT_KFAM_WGF8 && kp->dtype == a && kp->b_dtype == b && kp->d_dtype == d &&
+    if (kp->family == fam && kp->dtype == a && kp->b_dtype == b && kp->d_dtype == d &&
         kp->epilogue == twin && kp->splitk >= min_splits)
       return (int)i;
   }
@@ -374,7 +393,7 @@ static int first_instance(gt_dtype_t a, gt_dtype_t b, gt_dtype_t d, bool twin, i
 static void test_select(void **state) {
   (void)state;
   char why[192];
-  const int f8 = first_instance(GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, false, 1);
+  const int f8 = first_instance(GT_KFAM_WGF8, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, false, 1);
   assert_true(f8 >= 0);
   assert_true(gt_kernels_fp8_select(f8, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, 2, 1, why,
                                     sizeof why));
@@ -400,23 +419,27 @@ static void test_refusals(void **state) {
   make_host(&h, &sc, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN);
   dev_ops_t d;
   upload(&h, GT_DT_BF16, &d);
-  const int plain = first_instance(GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, false, 1);
-  const int twin = first_instance(GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, true, 1);
-  assert_true(plain >= 0 && twin >= 0);
-  gt_kfp8_call_t c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
-  c.A = (const char *)d.A + 1; /* TMA needs 16-byte aligned operands */
-  assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
-  c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
-  c.lda = h.lda + 8; /* 16-byte strides */
-  assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
-  c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
-  c.scale_a = NULL; /* tensorwise needs its pointer */
-  assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_USAGE);
-  c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_BIAS); /* a plain instance, a bias call */
-  assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
-  c = make_call(&h, &d, twin, 0, 0, 1.f, 0.f, GT_EPI_BIAS);
-  c.bias = NULL;
-  assert_int_equal(gt_kernels_fp8_launch(twin, &c, NULL), GT_ERR_USAGE);
+  /* both fp8 families: TMA (wgf8) and plain 16-byte loads (dtf8) */
+  for (int f = 0; f < 2; f++) {
+    const gt_kfamily_t fam = f ? GT_KFAM_DTF8 : GT_KFAM_WGF8;
+    const int plain = first_instance(fam, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, false, 1);
+    const int twin = first_instance(fam, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, true, 1);
+    assert_true(plain >= 0 && twin >= 0);
+    gt_kfp8_call_t c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
+    c.A = (const char *)d.A + 1; /* 16-byte loads (TMA for wgf8) need aligned operands */
+    assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
+    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
+    c.lda = h.lda + 8; /* 16-byte strides */
+    assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
+    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
+    c.scale_a = NULL; /* tensorwise needs its pointer */
+    assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_USAGE);
+    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_BIAS); /* a plain instance, a bias call */
+    assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
+    c = make_call(&h, &d, twin, 0, 0, 1.f, 0.f, GT_EPI_BIAS);
+    c.bias = NULL;
+    assert_int_equal(gt_kernels_fp8_launch(twin, &c, NULL), GT_ERR_USAGE);
+  }
   free_dev(&d);
   free_host(&h);
 }
@@ -453,7 +476,7 @@ static void test_splitk_reproducible(void **state) {
   free_host(&h);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   int ndev = 0, major = 0, minor = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     printf("skip: no CUDA device\n");
@@ -490,5 +513,13 @@ int main(void) {
   t[n++] = (struct CMUnitTest){"launch_refuses_bad_calls", test_refusals, NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"splitk_is_bitwise_reproducible", test_splitk_reproducible, NULL,
                                NULL, NULL};
-  return _cmocka_run_group_tests("gpu_kernels_fp8", t, n, NULL, NULL);
+  /* the tests whose name contains argv[1], when given */
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++)
+    if (argc < 2 || strstr(t[i].name, argv[1])) t[kept++] = t[i];
+  if (kept == 0) {
+    fprintf(stderr, "no test name contains '%s'\n", argv[1]);
+    return 2;
+  }
+  return _cmocka_run_group_tests("gpu_kernels_fp8", t, kept, NULL, NULL);
 }

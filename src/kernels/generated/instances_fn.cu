@@ -498,6 +498,42 @@ __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_p2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x16_u1_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s1_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s1_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f32_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f32_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
@@ -993,6 +1029,42 @@ __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __gr
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_p2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x16_u1_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s1_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s1_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f32_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e4m3_e4m3_f32_tn_n16_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_splitk_reduce_bf16(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_splitk_reduce_f16(const __grid_constant__ gt_kargs_t a);
 
@@ -1492,6 +1564,42 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_p2", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_p2},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x16_u1_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x16_u1_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s1_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s1_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s1_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s1_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e4m3_f16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e4m3_f16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e4m3_f32_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e4m3_e4m3_f32_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_f16_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_f16_tn_n16_m1_w1x8_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e4m3_e4m3_f32_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e4m3_e4m3_f32_tn_n16_m1_w1x8_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1},
+    {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16},
+    {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e},
@@ -1987,8 +2095,44 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t80x64x256_s4_ks2_p8_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u1_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u2_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n8_m1_w1x8_u4_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u1_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x4_u2_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u1_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_p2_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_p2_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x16_u1_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n16_m1_w1x16_u1_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s1_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s1_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x4_u1_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s1_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s1_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m1_w1x8_u1_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_f16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_f16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_f32_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_f32_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_f16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_f16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e4m3_e4m3_f32_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e4m3_e4m3_f32_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16_p1_e},
+    {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
+    {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 990;
+const size_t gt_kinstance_fn_count = 1062;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

@@ -90,6 +90,12 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_6.cu
     wgf8_e4m3_7.cu
     wgf8_e5m2_0.cu
+    dtf8_e4m3_0.cu
+    dtf8_e4m3_1.cu
+    dtf8_e4m3_2.cu
+    dtf8_e4m3_3.cu
+    dtf8_e4m3_4.cu
+    dtf8_e5m2_0.cu
     decode_bf16_e_0.cu
     decode_bf16_e_1.cu
     decode_f16_e_0.cu
@@ -175,6 +181,12 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_e_6.cu
     wgf8_e4m3_e_7.cu
     wgf8_e5m2_e_0.cu
+    dtf8_e4m3_e_0.cu
+    dtf8_e4m3_e_1.cu
+    dtf8_e4m3_e_2.cu
+    dtf8_e4m3_e_3.cu
+    dtf8_e4m3_e_4.cu
+    dtf8_e5m2_e_0.cu
     splitk_reduce_sm90.cu
     grpd_bf16_0.cu
     grpd_bf16_1.cu

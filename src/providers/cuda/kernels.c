@@ -15,8 +15,10 @@
  * with an epilogue runs on the twins only, a key without one on the plain instances only, each
  * excluding the other with its reason; the kernel arguments carry the epilogue and the bias.
  *
- * FP8 (wgf8, gt_kernels_fp8.h): an instance takes the key's A and B types (e4m3, e5m2) and C/D
- * type (bf16, f16, f32); its scales are kernel arguments, filled by gt_kernels_fp8_set_scales. */
+ * FP8 (wgf8 and dtf8, gt_kernels_fp8.h): an instance takes the key's A and B types (e4m3, e5m2)
+ * and C/D type (bf16, f16, f32); its scales are kernel arguments, filled by
+ * gt_kernels_fp8_set_scales. wgf8 reads its operands through TMA (tensor maps per call), dtf8
+ * with plain 16-byte loads. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -177,7 +179,9 @@ static int64_t k_granule(const gt_kparams_t *kp) {
   case GT_KFAM_DECODE:
     return 32LL * kp->vec * kp->unroll;
   case GT_KFAM_DECODETC:
-    return 32LL * kp->unroll;
+    return 32LL * kp->unroll; /* four lanes of 8 elements per chunk */
+  case GT_KFAM_DTF8:
+    return 64LL * kp->unroll; /* four lanes of 16 one-byte elements */
   default:
     return kp->tile_k;
   }
@@ -188,6 +192,7 @@ static int64_t rows_per_cta(const gt_kparams_t *kp) {
   case GT_KFAM_DECODE:
     return kp->tile_m;
   case GT_KFAM_DECODETC:
+  case GT_KFAM_DTF8:
     return 16LL * kp->warps_m * kp->tile_m;
   default:
     return kp->tile_m;
@@ -255,7 +260,7 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
   // Types: mma.sync m16n8k16 (and the decode kernels' bf16x2/f16x2 unpacking) take 16-bit
   // floats; all four operands share the type and accumulation is fp32.
   if (p->op != GT_OP_GEMM) return snprintf(why, cap, "not a GEMM"), false;
-  if (kp->family == GT_KFAM_WGF8) {
+  if (gt_kfamily_is_fp8(kp->family)) {
     // fp8: the key's A and B types and scale modes (none, tensorwise, outer vector; block
     // scales are not read by these kernels), C and D of the instance's D type. An fp8 D (its
     // scale and amax) is cuBLASLt's alone.
@@ -370,7 +375,7 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
     return snprintf(why, cap, "spills %d bytes to local memory", f.local_bytes), false;
   // Tokens range: each tokens tile streams the whole weight matrix once more.
   if (kp->family == GT_KFAM_DECODE || kp->family == GT_KFAM_DECODETC || kp->family == GT_KFAM_WG ||
-      kp->family == GT_KFAM_WGF8) {
+      gt_kfamily_is_fp8(kp->family)) {
     const int min_tile = kp->family == GT_KFAM_DECODE ? 1 : 8;
     if (p->n > kp->tile_n)
       return snprintf(why, cap, "tokens n=%lld exceed the tokens tile %d: weights streamed %lld times",
@@ -777,7 +782,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   if (beta != 0.0f && !ops->C)
     return gt_err_set(GT_ERR_USAGE, "%s: beta != 0 needs C", in->name);
   // Vector loads need aligned operands; a misaligned pointer is refused, never read unaligned.
-  const bool f8 = in->params.family == GT_KFAM_WGF8;
+  const bool f8 = gt_kfamily_is_fp8(in->params.family);
   const size_t esize = gt_dtype_size(in->params.dtype);
   const size_t dsize = f8 ? gt_dtype_size(in->params.d_dtype) : 2;
   const size_t vbytes = (size_t)in->params.vec * esize;
@@ -819,7 +824,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
   dim3 block = {(unsigned)st->threads, 1, 1};
-  if (in->params.family == GT_KFAM_WG || f8) {
+  if (in->params.family == GT_KFAM_WG || in->params.family == GT_KFAM_WGF8) {
     gt_status_t es = encode_tmaps(&a, &in->params, &st->p);
     if (es != GT_OK) return es;
   }
@@ -840,7 +845,7 @@ bool gt_kernels_fp8_select(int idx, gt_dtype_t a, gt_dtype_t b, gt_dtype_t d, in
   if (idx < 0 || (size_t)idx >= gt_kinstance_count)
     return snprintf(why, cap, "not an instance of this build"), false;
   const gt_kparams_t *kp = &gt_kinstances[idx].params;
-  if (kp->family != GT_KFAM_WGF8)
+  if (!gt_kfamily_is_fp8(kp->family))
     return snprintf(why, cap, "not an fp8 instance (family %s)", gt_kfamily_name(kp->family)),
            false;
   if (a != kp->dtype || b != kp->b_dtype || d != kp->d_dtype)
@@ -894,8 +899,8 @@ gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream
                       in->name, (long long)c->m, (long long)c->n, (long long)c->k,
                       (long long)c->lda, (long long)c->ldb, (long long)c->ldc);
   if (c->lda % kp->vec || c->ldb % kp->vec || !aligned(c->A, 16) || !aligned(c->B, 16))
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: TMA needs lda, ldb multiples of 16 and 16-byte "
-                      "aligned A and B", in->name);
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: its 16-byte loads (TMA's strides for wgf8) need "
+                      "lda, ldb multiples of 16 and 16-byte aligned A and B", in->name);
   if (!c->D || !aligned(c->D, dsize) || (c->C && !aligned(c->C, dsize)) ||
       (c->beta != 0.f && !c->C) || (has_bias && (!c->bias || !aligned(c->bias, dsize))))
     return gt_err_set(GT_ERR_USAGE, "%s: D (and C when beta != 0, the bias for a bias epilogue) "
@@ -934,7 +939,9 @@ gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream
   if ((s = gt_kernels_fp8_set_scales(&a, c->scale_a, c->scale_mode_a, c->scale_b,
                                      c->scale_mode_b)) != GT_OK)
     return s;
-  if ((s = encode_tmaps_f8(&a, kp, c->m, c->n, c->k, c->lda, c->ldb)) != GT_OK) return s;
+  if (kp->family == GT_KFAM_WGF8 &&
+      (s = encode_tmaps_f8(&a, kp, c->m, c->n, c->k, c->lda, c->ldb)) != GT_OK)
+    return s;
   void *args[] = {&a};
   dim3 grid = {(unsigned)g.grid[0], (unsigned)g.grid[1], (unsigned)g.grid[2]};
   dim3 block = {(unsigned)in->threads, 1, 1};
@@ -959,6 +966,7 @@ const gt_provider_t gt_provider_kernels = {
     .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
                    "decode/skinny), tc (generic tensor-core tiles), wg (Hopper TMA + wgmma "
                    "decode/skinny), wgf8 (the same on fp8 operands with tensorwise or outer-vector scales), "
+                   "dtf8 (decodetc on fp8 operands, the same scales), "
                    "each instance with an epilogue twin (_e: bias, relu, gelu)",
     .backend = GT_BACKEND_CUDA,
     .init = kernels_init,
