@@ -158,8 +158,8 @@ float gt_e5m2_to_f32(uint8_t v) { return gt_f16_to_f32((uint16_t)((uint16_t)v <<
 /* Encode by searching the nearest representable value: the non-negative codes 0..cmax (cmax the
  * largest finite one) decode to increasing values, so a binary search finds the largest code at
  * or below |f| and the nearer of it and the next one wins, a tie going to the even code (round to
- * nearest even). Seven decodes a value: operand generation for fp8 tests and references encodes
- * millions. */
+ * nearest even). At most nine decodes a value (the scan took 128): operand generation for fp8
+ * tests and references encodes millions. */
 static uint8_t encode_small(float f, float (*dec)(uint8_t), float maxv, int cmax) {
   if (isnan(f)) return 0x7f;
   float a = fabsf(f);

@@ -592,7 +592,7 @@ def make_instance(fam, arch, p, epi=False):
     check_common(p)
     dt, lay = p.get("dtype"), p["layout"]
     spec = FAMILIES[fam].make(p, DTYPES[dt][1] if dt else None)
-    # A family with several element types (wgf8) names them all and sets dtype in its row.
+    # A family with several element types (wgf8, dtf8) names them all and sets dtype in its row.
     name = "gt_%s_%s_%s_%s_%s" % (arch["token"], fam, spec.get("types", dt), lay, spec["tokens"])
     if epi:
         name += "_" + EPI_TOKEN
@@ -767,7 +767,7 @@ def instance_rows(insts, arch_index):
                      " .warps_k = %d," % (r["tile_m"], r["tile_n"], r["tile_k"], r["warps_m"],
                                           r["warps_n"], r["warps_k"]))
         # .epilogue is written for twins only, so a plain row reads as it did before twins;
-        # .b_dtype / .d_dtype for the families with several element types (wgf8) only.
+        # .b_dtype / .d_dtype for the families with several element types (wgf8, dtf8) only.
         types = ""
         if "b_dtype" in r:
             types = ", .b_dtype = %s, .d_dtype = %s" % (F8TYPES[r["b_dtype"]][0],

@@ -15,7 +15,7 @@
  * the partials go through the workspace). They are appended at the end so every other field keeps
  * its offset, and the plain instances, compiled without the epilogue, never read them.
  *
- * FP8 scales (the wgf8 family; every other family ignores them): D = alpha * sa * sb * acc
+ * FP8 scales (the wgf8 and dtf8 families; every other family ignores them): D = alpha * sa * sb * acc
  * (+ beta * C) (+ bias[row]) in fp32, with sa = 1 (mode 0), *scale_a (mode 1, tensorwise) or
  * scale_a[row] (mode 2, one per m), and sb likewise with scale_b[col] (one per n). For
  * PyTorch's nn.Linear (y = x W^T, run column-major as D[out, tokens] = W[out, in] x^T[in,

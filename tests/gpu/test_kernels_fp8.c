@@ -1,5 +1,5 @@
-/* Every own fp8 instance (the wgf8 and dtf8 families) computes D = alpha * sa * sb * A^T B (+ beta * C)
- * (+ epilogue) within its error bound of an fp64 reference over the dequantized fp8 operands, on
+/* Every own fp8 instance (the wgf8 and dtf8 families) computes D = alpha * sa * sb * A^T B
+ * (+ beta * C) (+ epilogue) within its error bound of an fp64 reference over the dequantized fp8 operands, on
  * nn.Linear shapes (A the weights, m = out features; B the tokens, n = 1..64): K not a multiple
  * of 16 or of any tile (TMA zero-fills the tail), M not a multiple of any tile, padded leading
  * dimensions, beta != 0, with no scales, tensorwise scales, per-row (per-m) and per-column
@@ -335,11 +335,13 @@ static void test_gate(void **state) {
         if (o > 0 && (sc - k_shapes) % 3 != 0) continue;
         /* the instances of these types and this variant */
         int idx[160], ni = 0;
-        for (size_t i = 0; i < gt_kinstance_count && ni < (int)NELEM(idx); i++) {
+        for (size_t i = 0; i < gt_kinstance_count; i++) {
           const gt_kparams_t *kp = &gt_kinstances[i].params;
           if (gated(kp) && kp->dtype == k_f8[a] && kp->b_dtype == k_f8[b] &&
-              kp->d_dtype == k_out[o] && kp->epilogue == (g->epi != GT_EPI_NONE))
+              kp->d_dtype == k_out[o] && kp->epilogue == (g->epi != GT_EPI_NONE)) {
+            if (ni == (int)NELEM(idx)) fail_msg("more than %d fp8 instances of one type set", ni);
             idx[ni++] = (int)i;
+          }
         }
         if (!ni) continue;
         /* C and the bias as the device holds them (rounded to D's type) */

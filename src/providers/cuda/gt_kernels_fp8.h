@@ -1,6 +1,7 @@
 /* The kernels provider's fp8 entry points (src/providers/cuda/kernels.c): which own fp8
- * instances (the wgf8 and dtf8 families) take a call's element types and scale modes, how the scales go into
- * the kernel arguments, and a direct launch of one instance with explicit operands and scales.
+ * instances (the wgf8 and dtf8 families) take a call's element types and scale modes, how the
+ * scales go into the kernel arguments, and a direct launch of one instance with explicit
+ * operands and scales.
  *
  * The provider's own path (enumerate / prepare / run) selects fp8 instances by the key's
  * element types already (A, B e4m3 or e5m2; C, D bf16, f16 or f32) and runs them with no scales

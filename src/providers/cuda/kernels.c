@@ -258,7 +258,8 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
   const gt_kparams_t *kp = &in->params;
   const char *dt = gt_dtype_name(kp->dtype);
   // Types: mma.sync m16n8k16 (and the decode kernels' bf16x2/f16x2 unpacking) take 16-bit
-  // floats; all four operands share the type and accumulation is fp32.
+  // floats; all four operands share the type and accumulation is fp32. The fp8 families (wgf8,
+  // dtf8) take fp8 A and B and a D type of their own (below).
   if (p->op != GT_OP_GEMM) return snprintf(why, cap, "not a GEMM"), false;
   if (gt_kfamily_is_fp8(kp->family)) {
     // fp8: the key's A and B types and scale modes (none, tensorwise, outer vector; block
@@ -275,6 +276,10 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
       return snprintf(why, cap, "takes C of D's type %s; problem's C is %s",
                       gt_dtype_name(p->d_type), gt_dtype_name(p->c_type)),
              false;
+    // dtf8 stores D itself: no workspace, and the split-K reduce kernel applies no scales. Its
+    // names cannot carry a split; a table row that did would be refused here, not run.
+    if (kp->family == GT_KFAM_DTF8 && kp->splitk != 1)
+      return snprintf(why, cap, "dtf8 with split-K %d (it stores D itself)", kp->splitk), false;
   } else if (p->a_type != kp->dtype || p->b_type != kp->dtype || p->c_type != kp->dtype ||
              p->d_type != kp->dtype)
     return snprintf(why, cap, "takes %s A/B/C/D; problem is %s/%s/%s/%s", dt,
@@ -965,8 +970,8 @@ const gt_provider_t gt_provider_kernels = {
     .name = "kernels",
     .description = "gemmtune's own CUDA kernels: decode (CUDA cores), decodetc (tensor-core "
                    "decode/skinny), tc (generic tensor-core tiles), wg (Hopper TMA + wgmma "
-                   "decode/skinny), wgf8 (the same on fp8 operands with tensorwise or outer-vector scales), "
-                   "dtf8 (decodetc on fp8 operands, the same scales), "
+                   "decode/skinny), wgf8 (the same on fp8 operands with tensorwise or "
+                   "outer-vector scales), dtf8 (decodetc on fp8 operands, the same scales), "
                    "each instance with an epilogue twin (_e: bias, relu, gelu)",
     .backend = GT_BACKEND_CUDA,
     .init = kernels_init,
