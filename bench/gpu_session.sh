@@ -70,11 +70,12 @@ for s in "${stages[@]}"; do
       # Biased keys against the application's own cublasLtMatmul bias path, and the fused cost.
       run_stage kernels_bias ${T_KERNELS:-300} env OUT="$work/kernels_bias" bash "$root/bench/kernels_bench.sh" "$build" --epilogue bias ;;
     kernels_fp8)
-      # The fp8 instances (wgf8), from the build stage's tree (nothing is built here): the fp8 GPU
-      # gate, then kernels_bench --dtype f8e4m3fn against cuBLASLt's fp8 call with tensorwise and
-      # with outer-vector scales over the llama rows at tokens 1..64. Logs under $OUT/kernels_fp8.
-      # A kernel whose barrier never completes traps after about 4 s (gt_wgf8.cuh), and each step
-      # is killed at its limit, so a wrong kernel cannot hold the GPU.
+      # The fp8 instances (wgf8, dtf8), from the build stage's tree (nothing is built here): the
+      # fp8 GPU gate (about a minute on an H100), then kernels_bench --dtype f8e4m3fn against
+      # cuBLASLt's fp8 call with tensorwise and with outer-vector scales over the llama rows at
+      # tokens 1..64 (about 45 s each). Logs under $OUT/kernels_fp8. A wgf8 kernel whose barrier
+      # never completes traps after about 4 s (gt_wgf8.cuh), and each step is killed at its
+      # limit, so a wrong kernel cannot hold the GPU.
       mkdir -p "$OUT/kernels_fp8"
       # T_FP8TEST=0 leaves the GPU gate out (the gtests stage runs it too).
       [ "${T_FP8TEST:-420}" = 0 ] ||
