@@ -48,18 +48,11 @@ template <typename TA, typename TB, typename TD> struct dtc8 {
   static __device__ __forceinline__ vec<8> tail(const E *p, int64_t valid) {
     return ld_tail_u8(p, valid);
   }
-  // D = alpha * sa[row] * sb[col] * acc (+ beta * C) (+ epilogue), once per element (no split).
+  // No split across CTAs: the CTA's sum is the element's whole K.
   template <bool EPI>
   static __device__ __forceinline__ void store(const gt_kargs_t &a, int64_t row, int64_t col,
                                                float acc) {
-    using DS = typename f8_store<TD>::S;
-    const int64_t off = row + col * a.ldc;
-    const float sc = a.alpha * f8_scale(a.scale_a, a.scale_mode_a, row) *
-                     f8_scale(a.scale_b, a.scale_mode_b, col);
-    float v = sc * acc;
-    if (a.beta_nonzero) v += a.beta * TD::to_f(static_cast<const DS *>(a.C)[off]);
-    if constexpr (EPI) v = f8_epilogue<TD>(a, row, v);
-    static_cast<DS *>(a.D)[off] = TD::from_f(v);
+    f8_store_out<TD, EPI>(a, row, col, acc);
   }
 };
 

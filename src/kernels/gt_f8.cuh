@@ -1,5 +1,5 @@
 // What the fp8 families (wgf8: gt_wgf8.cuh, dtf8: gt_dtf8.cuh) share: the operand type tags, D
-// as fp32, D's storage type, the scale read and the epilogue of their twins, and the mma.sync
+// as fp32, D's storage type, the scale read, the final store of an element, and the mma.sync
 // m16n8k32 statement on fp8 operands (dtf8's instruction; wgf8's wgmma wrappers are generated).
 #pragma once
 
@@ -27,19 +27,20 @@ __device__ __forceinline__ float f8_scale(const float *p, int mode, int64_t i) {
   return mode == 0 ? 1.f : __ldg(p + (mode == 2 ? i : 0));
 }
 
-// The twins' epilogue on an fp32 value of row `row`: epilogue_apply (gt_kcommon.cuh) with the
-// bias read as D's storage type, which for an fp32 D is float, not a 16-bit pattern.
-template <typename T>
-__device__ __forceinline__ float f8_epilogue(const gt_kargs_t &a, int64_t row, float v) {
+// The final value of output element (row, col) from its fp32 sum over K: D = alpha * sa * sb *
+// acc (+ beta * C) (+ the twin's epilogue, epilogue_apply with the bias read as D's storage
+// type, float for an fp32 D), stored as D's type. Once per element, after any split is summed.
+template <typename T, bool EPI>
+__device__ __forceinline__ void f8_store_out(const gt_kargs_t &a, int64_t row, int64_t col,
+                                             float acc) {
   using S = typename f8_store<T>::S;
-  const int e = a.epilogue;
-  const float bias = (e & 1) ? T::to_f(static_cast<const S *>(a.bias)[row]) : 0.f;
-  v = (e & 1) ? v + bias : v;
-  const float relu = v > 0.f ? v : 0.f;
-  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-  const float gelu = __fdividef(v, 1.f + __expf(-2.f * u));
-  const int act = e >> 1;
-  return act == 1 ? relu : act == 2 ? gelu : v;
+  const int64_t off = row + col * a.ldc;
+  const float sc = a.alpha * f8_scale(a.scale_a, a.scale_mode_a, row) *
+                   f8_scale(a.scale_b, a.scale_mode_b, col);
+  float v = sc * acc;
+  if (a.beta_nonzero) v += a.beta * T::to_f(static_cast<const S *>(a.C)[off]);
+  if constexpr (EPI) v = epilogue_apply<T, S>(a, row, v);
+  static_cast<S *>(a.D)[off] = T::from_f(v);
 }
 
 // mma.sync.m16n8k32 with fp8 A (row-major 16 x 32) and B (column-major 32 x 8), fp32

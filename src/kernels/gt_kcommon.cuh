@@ -167,13 +167,16 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
 // predicated. A branch per kind made ptxas give the twins of several bodies up to 52 more
 // registers than their plain instances (decodetc s3, tc), fewer CTAs per SM for an epilogue that
 // costs a few instructions per output element.
+//
+// S: the bias's storage type, D's: the 16-bit pattern of bf16/f16, float for the fp8 families'
+// fp32 D (gt_f8.cuh).
 static_assert(GT_EPI_BIAS == 1 && GT_EPI_RELU == 2 && GT_EPI_BIAS_RELU == 3 && GT_EPI_GELU == 4 &&
                   GT_EPI_BIAS_GELU == 5,
               "epilogue_apply reads the kind as bit 0 = bias, e >> 1 = activation");
-template <typename T>
+template <typename T, typename S = uint16_t>
 __device__ __forceinline__ float epilogue_apply(const gt_kargs_t &a, int64_t row, float v) {
   const int e = a.epilogue;
-  const float bias = (e & 1) ? T::to_f(static_cast<const uint16_t *>(a.bias)[row]) : 0.f;
+  const float bias = (e & 1) ? T::to_f(static_cast<const S *>(a.bias)[row]) : 0.f;
   v = (e & 1) ? v + bias : v;  // selected, not + 0: GT_EPI_NONE keeps v bit for bit (-0 too)
   const float relu = v > 0.f ? v : 0.f;  // NaN -> 0, as the reference's v > 0 ? v : 0
   const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);  // sqrt(2/pi) (v + ...)
