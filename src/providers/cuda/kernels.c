@@ -187,6 +187,12 @@ static int64_t k_granule(const gt_kparams_t *kp) {
   }
 }
 
+/* Whether kp's family reads its operands through TMA (tensor maps encoded per call; 32-bit box
+ * coordinates): wg and wgf8. The others use plain vector loads. */
+static bool uses_tma(const gt_kparams_t *kp) {
+  return kp->family == GT_KFAM_WG || kp->family == GT_KFAM_WGF8;
+}
+
 static int64_t rows_per_cta(const gt_kparams_t *kp) {
   switch (kp->family) {
   case GT_KFAM_DECODE:
@@ -339,7 +345,7 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
                     (long long)g.grid[1], (long long)g.grid[2]),
            false;
   // TMA (wg): box coordinates are 32-bit signed.
-  if ((kp->family == GT_KFAM_WG || kp->family == GT_KFAM_WGF8) &&
+  if (uses_tma(kp) &&
       (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX))
     return snprintf(why, cap, "m, n or k exceeds TMA's 32-bit coordinates"), false;
   // Registers: a block the register file cannot hold fails to launch.
@@ -829,7 +835,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
   cudaStream_t s = (cudaStream_t)stream;
   dim3 grid = {st->grid[0], st->grid[1], st->grid[2]};
   dim3 block = {(unsigned)st->threads, 1, 1};
-  if (in->params.family == GT_KFAM_WG || in->params.family == GT_KFAM_WGF8) {
+  if (uses_tma(&in->params)) {
     gt_status_t es = encode_tmaps(&a, &in->params, &st->p);
     if (es != GT_OK) return es;
   }
@@ -944,7 +950,7 @@ gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream
   if ((s = gt_kernels_fp8_set_scales(&a, c->scale_a, c->scale_mode_a, c->scale_b,
                                      c->scale_mode_b)) != GT_OK)
     return s;
-  if (kp->family == GT_KFAM_WGF8 &&
+  if (uses_tma(kp) &&
       (s = encode_tmaps_f8(&a, kp, c->m, c->n, c->k, c->lda, c->ldb)) != GT_OK)
     return s;
   void *args[] = {&a};
