@@ -1,10 +1,10 @@
 /* Every own fp8 instance (the wgf8 and dtf8 families) computes D = alpha * sa * sb * A^T B
- * (+ beta * C) (+ epilogue) within its error bound of an fp64 reference over the dequantized fp8 operands, on
- * nn.Linear shapes (A the weights, m = out features; B the tokens, n = 1..64): K not a multiple
- * of 16 or of any tile (TMA zero-fills the tail), M not a multiple of any tile, padded leading
- * dimensions, beta != 0, with no scales, tensorwise scales, per-row (per-m) and per-column
- * (per-n) outer-vector scales and mixed; bf16 D on every shape, f16 and f32 D on every third;
- * the epilogue twins on bias (every other shape) and bias_gelu (every fourth). Every
+ * (+ beta * C) (+ epilogue) within its error bound of an fp64 reference over the dequantized fp8
+ * operands, on nn.Linear shapes (A the weights, m = out features; B the tokens, n = 1..64): K not
+ * a multiple of 16 or of any tile (TMA zero-fills the tail), M not a multiple of any tile, padded
+ * leading dimensions, beta != 0, with no scales, tensorwise scales, per-row (per-m) and
+ * per-column (per-n) outer-vector scales and mixed; bf16 D on every shape, f16 and f32 D on every
+ * third; the epilogue twins on bias (every other shape) and bias_gelu (every fourth). Every
  * output element is checked (D is poisoned with NaN before each launch, so an element a kernel
  * does not write fails). Also: gt_kernels_fp8_select refuses what an instance does not take, the
  * launch refuses misaligned operands, a missing bias and a missing scale pointer, and split-K
@@ -16,13 +16,13 @@
  * (2^-8 |ref| for bf16, 2^-11 for f16, 2^-22 for f32) plus 1e-6 absolute.
  *
  * GT_FP8_GATE_FAMILY=wgf8 or dtf8 restricts the gate cases to that family's instances, and an
- * argument keeps only the tests whose name contains it (gate_all, gate_twins, refuses): the whole
- * gate takes longer than one GPU session step may run, its parts fit.
+ * argument keeps only the tests whose name contains it (gate_all, gate_twins, refuses), to run a
+ * part of the gate (the whole takes about a minute on an H100).
  *
  * Hang safety: wgf8 bounds every barrier wait (gt_wgf8.cuh traps after about 4 s; dtf8 has no
- * barrier but __syncthreads), and the
- * session script runs this under `timeout`. Exits 77 without a CUDA device or without an sm_90
- * one. Launches the instances through gt_kernels_fp8_launch, so it needs no fp8 key fields. */
+ * barrier but __syncthreads), and the session script runs this under `timeout`. Exits 77 without a
+ * CUDA device or without an sm_90 one. Launches the instances through gt_kernels_fp8_launch, so it
+ * needs no fp8 key fields. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -290,6 +290,7 @@ typedef struct gate_case {
 } gate_case_t;
 
 static const gt_dtype_t k_f8[2] = {GT_DT_F8E4M3FN, GT_DT_F8E5M2};
+static const gt_dtype_t k_out[3] = {GT_DT_BF16, GT_DT_F16, GT_DT_F32};
 
 /* Whether instance kp is gated here: an fp8 family, and the one GT_FP8_GATE_FAMILY names when
  * it is set. */
@@ -298,7 +299,6 @@ static bool gated(const gt_kparams_t *kp) {
   return gt_kfamily_is_fp8(kp->family) &&
          (!only || !*only || strcmp(only, gt_kfamily_name(kp->family)) == 0);
 }
-static const gt_dtype_t k_out[3] = {GT_DT_BF16, GT_DT_F16, GT_DT_F32};
 
 static void test_gate(void **state) {
   const gate_case_t *g = *state;
