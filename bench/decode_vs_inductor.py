@@ -103,7 +103,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import decode_worker as dw  # noqa: E402  (torch-free at import)
+from gemmtune import datasheet  # noqa: E402
 
 DECODE_SHAPES = os.path.join(HERE, "decode_shapes.csv")
 DEFAULT_TOKENS = (1, 2, 4, 8, 16, 32, 64)
@@ -524,7 +526,29 @@ def print_table(rows, out):
             out.write("    NOT SERVED: %s\n" % r["served_detail"])
 
 
-def print_verdicts(rows, vs, full_n, out):
+def device_of(meta):
+    """(name, SM count) of the run's device; a merge's when all its runs had the same one."""
+    metas = meta.get("merged", [meta])
+    devs = {(m.get("device"), m.get("sm_count") or 0) for m in metas}
+    return devs.pop() if len(devs) == 1 else (None, 0)
+
+
+def scaled_bandwidth_line(rows, meta):
+    """On a part other than the H200: the bandwidth bar as the same fraction of this device's
+    datasheet, and the rows that meet it (context; the verdict keeps the H200's figure)."""
+    name, sms = device_of(meta)
+    sc = datasheet.scaled_bar(BW_TBS, name, sms)
+    if not sc:
+        return None
+    big = [r for r in rows if r["weight_mb"] >= BW_MIN_WEIGHT_MB and r["tokens"] <= BW_MAX_TOKENS]
+    met = [r for r in big if r["gemmtune_tbs"] and r["gemmtune_tbs"] >= sc[1]]
+    return ("  context: %s has a %.0f GB/s datasheet; the same fraction of it as %.1f TB/s of the "
+            "H200's %.0f is %.2f TB/s, met on %d of %d rows (weights >= %.0f MB, 1..%d tokens)\n" % (
+                name, sc[0], BW_TBS, datasheet.H200_GBPS, sc[1], len(met), len(big),
+                BW_MIN_WEIGHT_MB, BW_MAX_TOKENS))
+
+
+def print_verdicts(rows, vs, full_n, out, meta=None):
     decode = sum(1 for r in rows if r["tokens"] <= 64)
     scope = "the llama 8B/70B rows at tokens 1..64" if decode == full_n else \
         "PARTIAL: %d of the %d llama 8B/70B rows at tokens 1..64" % (decode, full_n)
@@ -535,6 +559,9 @@ def print_verdicts(rows, vs, full_n, out):
         out.write("  %-52s %s: %s\n" % (v["name"], v["text"], v["verdict"]))
     out.write("  (ratios are speedups, the other's time over gemmtune's; noise is the two "
               "columns' spreads added)\n")
+    line = scaled_bandwidth_line(rows, meta or {})
+    if line:
+        out.write(line)
     gm = geomean([r["inductor_vs_cublas"] for r in rows if r["inductor_vs_cublas"]])
     if gm:
         out.write("  context: Inductor over cuBLAS geomean %.3fx\n" % gm)
@@ -588,7 +615,7 @@ def report(rows, meta, args, full_n):
         write_json(args.json, meta, rows, vs)
     text = io.StringIO()
     print_table(rows, text)
-    print_verdicts(rows, vs, full_n, text)
+    print_verdicts(rows, vs, full_n, text, meta)
     if args.json:
         with open(os.path.splitext(args.json)[0] + ".txt", "w") as f:
             f.write(text.getvalue())
@@ -892,7 +919,8 @@ def measure(args, weights):
     if incomplete:
         problems.append("%d rows lack a column's time (first: %s tokens %d)" % (
             len(incomplete), incomplete[0]["label"], incomplete[0]["tokens"]))
-    meta = {"device": info["device"], "torch": info["torch"], "triton": info["triton"],
+    meta = {"device": info["device"], "sm_count": info.get("sm_count"), "torch": info["torch"],
+            "triton": info["triton"],
             "l2_bytes": info["l2_bytes"], "cublas_libs": info.get("libs", []),
             "rounds": args.rounds, "iters": dw.ITERS, "reps": dw.REPS, "db": os.path.abspath(db),
             "argv": sys.argv[1:], "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -1053,6 +1081,17 @@ def _synthetic(rows, gt_us, ind_us, cu_us, spread=0.004, served="yes"):
     return [build_row(r, results, (served, ""), None, {}) for r in rows]
 
 
+def _scaled_line_checks(ok):
+    """scaled_bandwidth_line on the self-test's rows: True when every case reads as it should."""
+    h100 = {"device": "NVIDIA H100 80GB HBM3", "sm_count": 132}
+    line = scaled_bandwidth_line(ok, h100) or ""
+    return (line.endswith("is 3.21 TB/s, met on 1 of 1 rows (weights >= 100 MB, 1..8 tokens)\n")
+            and "3350 GB/s" in (scaled_bandwidth_line(ok, {"merged": [h100, h100]}) or "")
+            and scaled_bandwidth_line(ok, {"device": "NVIDIA H200", "sm_count": 132}) is None
+            and scaled_bandwidth_line(ok, {"device": "fake"}) is None
+            and scaled_bandwidth_line(ok, {"merged": [h100, {"device": "NVIDIA H200"}]}) is None)
+
+
 def _selftest_cases(tmp):
     """(name, thunk returning True) for every torch-free part."""
     weights = read_weights()
@@ -1143,6 +1182,8 @@ def _selftest_cases(tmp):
         ("4.6 TB/s target: 235 MB at 8 tokens in 50 us is 4.71 TB/s", lambda:
          verdicts(ok)[3]["verdict"] == "PASS" and verdicts(_synthetic(
              rows2, [8.0, 52.0], [9.0, 55.0], [12.0, 56.0]))[3]["verdict"] == "FAIL"),
+        ("the bandwidth bar scaled to an H100's datasheet beside the verdict; not on the H200, "
+         "an unknown part or a merge of two parts", lambda: _scaled_line_checks(ok)),
         ("8.8 us target at 1x4096x4096", lambda: verdicts(_synthetic(
             rows2, [8.9, 50.0], [9.0, 55.0], [12.0, 56.0]))[4]["verdict"] == "FAIL"
          and verdicts(ok)[4]["verdict"] == "PASS"),

@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gemmtune.grouped.harness import (AGREE_TOL, decode_tile_hopeless, load_lib, rel_err,  # noqa: E402
                                       time_graph)
 from gemmtune.grouped.rows import DEFAULT_THRESHOLD_PCT, improves  # noqa: E402
+from gemmtune import datasheet  # noqa: E402
 
 SHAPES = [  # model, projection, experts, top-k, K (in), N (out)
     ("mixtral-8x7b", "gate_up", 8, 2, 4096, 28672),
@@ -55,9 +56,10 @@ def route(tokens, experts, topk, seed):
     return torch.cumsum(counts, 0).to(torch.int32), counts
 
 
-def summarize(rows_out, csv_path):
+def summarize(rows_out, csv_path, device=None):
     """Writes the CSV and prints the geomeans and acceptance lines; 1 when a target is missed
-    or an output disagrees with torch's."""
+    or an output disagrees with torch's. device: (name, SM count), for the bandwidth bar scaled
+    to a part other than the H200."""
     with open(csv_path, "w") as f:
         if rows_out:
             keys = list(rows_out[0])
@@ -77,6 +79,13 @@ def summarize(rows_out, csv_path):
         print("decode: %d of %d rows with >= 100 MB of weights below 4.2 TB/s: %s" % (
             len(slow), len(big), "PASS" if not slow else "FAIL"))
         rc |= gm < 1.3 or bool(slow)
+        sc = datasheet.scaled_bar(4.2, *device) if device else None
+        if sc:
+            # Context on another part (the verdict above keeps the H200's figure).
+            print("decode: %s has a %.0f GB/s datasheet; the same fraction of it as 4.2 TB/s of "
+                  "the H200's %.0f is %.2f TB/s: %d of %d rows below it" % (
+                      device[0], sc[0], datasheet.H200_GBPS, sc[1],
+                      sum(r["own_tbs"] < sc[1] for r in big), len(big)))
     if dec:
         gt = math.exp(sum(math.log(r["tuned_speedup"]) for r in dec) / len(dec))
         print("decode: tuned dispatch geomean %.3fx (own kept on %d of %d rows, confirmed on a"
@@ -240,7 +249,8 @@ def main():
                                  noise=noise))
         del ws
         torch.cuda.empty_cache()
-    return summarize(rows_out, args.csv)
+    props = torch.cuda.get_device_properties(0)
+    return summarize(rows_out, args.csv, (props.name, props.multi_processor_count))
 
 
 if __name__ == "__main__":
