@@ -475,7 +475,7 @@ def verdicts(rows, inductor=True):
                {"name": "geomean over inductor >= %.2fx" % GEOMEAN_VS_INDUCTOR, "verdict": "n/a",
                 "text": "not measured (--no-inductor)"}]
     out.append(_every_row_verdict(rows, "vs_cublas", "cublas", MIN_VS_CUBLAS))
-    big = [r for r in rows if r["weight_mb"] >= BW_MIN_WEIGHT_MB and r["tokens"] <= BW_MAX_TOKENS]
+    big = bandwidth_rows(rows)
     met = [r for r in big if r["gemmtune_tbs"] and r["gemmtune_tbs"] >= BW_TBS]
     low = min((r for r in big if r["gemmtune_tbs"]), key=lambda r: r["gemmtune_tbs"], default=None)
     out.append({"name": ">= %.1f TB/s on weights >= %.0f MB at 1..%d tokens" % (
@@ -526,6 +526,12 @@ def print_table(rows, out):
             out.write("    NOT SERVED: %s\n" % r["served_detail"])
 
 
+def bandwidth_rows(rows):
+    """The rows the bandwidth bar applies to: weights of BW_MIN_WEIGHT_MB or more, at most
+    BW_MAX_TOKENS tokens."""
+    return [r for r in rows if r["weight_mb"] >= BW_MIN_WEIGHT_MB and r["tokens"] <= BW_MAX_TOKENS]
+
+
 def device_of(meta):
     """(name, SM count) of the run's device; a merge's when all its runs had the same one."""
     metas = meta.get("merged", [meta])
@@ -540,7 +546,7 @@ def scaled_bandwidth_line(rows, meta):
     sc = datasheet.scaled_bar(BW_TBS, name, sms)
     if not sc:
         return None
-    big = [r for r in rows if r["weight_mb"] >= BW_MIN_WEIGHT_MB and r["tokens"] <= BW_MAX_TOKENS]
+    big = bandwidth_rows(rows)
     met = [r for r in big if r["gemmtune_tbs"] and r["gemmtune_tbs"] >= sc[1]]
     return ("  context: %s has a %.0f GB/s datasheet; the same fraction of it as %.1f TB/s of the "
             "H200's %.0f is %.2f TB/s, met on %d of %d rows (weights >= %.0f MB, 1..%d tokens)\n" % (
