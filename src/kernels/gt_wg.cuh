@@ -183,6 +183,106 @@ template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// The store step of wg_body and wgf8_body without a split (KS = 1): each consumer thread stores
+// its own accumulators acc[MB][R] (wgmma's layout: register i of warp wq in warpgroup wgi holds
+// accumulator row 16 wq + lane/4 + 8 ((i/2) % 2), column 8 (i/4) + 2 (lane % 4) + i % 2;
+// swapped (SW) the weight rows are its columns), finished by fin(row, col, offset, sum) and
+// stored as T (storage S). No partial tile and no barrier: the indices are constants per
+// register, a thread's tokens are two (SW) or its rows one per m64 block and register pair,
+// where a loop through a partial tile spends index arithmetic on every element (a 224 x 64 tile
+// is 90 elements per thread). wgp_body stores the same way. On an H100 this made the unsplit
+// tiles 8% faster at 64 tokens than that loop (bench/results/experiments/wg_store_v3/).
+template <typename T, typename S, int MB, int R, int BN, bool SW, int WN, typename Fin>
+__device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (&acc)[MB][R],
+                                              int warp, int lane, int64_t row0, int64_t tok0,
+                                              Fin fin) {
+  S *D = static_cast<S *>(a.D);
+  const int g = lane >> 2, q = lane & 3, wq = warp & 3, wgi = warp / 4;
+  if constexpr (SW && sizeof(S) == 2) {
+    // Swapped, a 16-bit D: registers i and i + 1 hold weight rows 2k and 2k + 1 of one token,
+    // adjacent in D (rows are its contiguous dimension), so they leave as one 4-byte store when
+    // every such pair is 4-byte aligned (row0 and the tile's columns are even, so: an even ldc
+    // and D itself aligned). Half the store instructions of the element loop.
+    const bool pairs = (a.ldc & 1) == 0 && (reinterpret_cast<uintptr_t>(D) & 3) == 0;
+#pragma unroll
+    for (int i = 0; i < R; i += 2) {
+      const int col = wq * 16 + g + 8 * ((i >> 1) & 1), row = wgi * WN + 8 * (i >> 2) + 2 * q;
+      const int64_t grow = row0 + row, gcol = tok0 + col;
+      if (col >= BN || grow >= a.m || gcol >= a.n) continue;
+      const int64_t off = grow + gcol * a.ldc;
+      const S lo = T::from_f(fin(grow, gcol, off, acc[0][i]));
+      if (grow + 1 >= a.m) {
+        D[off] = lo;
+        continue;
+      }
+      const S hi = T::from_f(fin(grow + 1, gcol, off + 1, acc[0][i + 1]));
+      if (pairs) {
+        *reinterpret_cast<uint32_t *>(D + off) = (uint32_t)lo | ((uint32_t)hi << 16);
+      } else {
+        D[off] = lo;
+        D[off + 1] = hi;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+      for (int i = 0; i < R; i++) {
+        const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
+        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;
+        const int col = SW ? ar : ac;
+        const int64_t grow = row0 + row, gcol = tok0 + col;
+        if (col >= BN || grow >= a.m || gcol >= a.n) continue;
+        const int64_t off = grow + gcol * a.ldc;
+        D[off] = T::from_f(fin(grow, gcol, off, acc[mb][i]));
+      }
+  }
+}
+
+// The store step of wg_body and wgf8_body: this cluster rank's rows of the tile, each element
+// the sum of the KS partial tiles parts[0..KS-1] (fp32, red[token][row], row stride RS; in that
+// order, so the result is the same bits as a rolled loop's), finished by fin(row, col, offset,
+// sum) and stored as T (storage S). Consecutive threads take consecutive rows of one token, so D
+// (column-major) is written in contiguous runs.
+//
+// In batches of U elements per thread: every load of a batch (the partials, from peers' shared
+// memory when KS > 1; C, the bias and fp8 scales in fin) is issued before any of its values is
+// used, and every store after all of them, so a thread waits for memory once a batch instead of
+// once an element. A rolled loop waits once an element, and with one CTA of 5 warps on an SM
+// nothing hides that: at 64 tokens a 64-row tile is 4096 elements, 26 per thread, each waiting
+// for a shared (or distributed shared) load and, in fp8, two scale loads in a row.
+template <typename T, typename S, int BM, int BN, int KS, int RS, int NT, typename Fin>
+__device__ __forceinline__ void wg_store_tile(const gt_kargs_t &a, const float *const (&parts)[KS],
+                                              int rank, int64_t row0, int64_t tok0, Fin fin) {
+  constexpr int RROWS = (BM + KS - 1) / KS, NE = RROWS * BN, U = 4;
+  S *D = static_cast<S *>(a.D);
+  for (int e0 = (int)threadIdx.x; e0 < NE; e0 += U * NT) {
+    float v[U];
+    int64_t grow[U], gcol[U];
+    bool ok[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int e = e0 + u * NT;
+      const int row = rank * RROWS + e % RROWS, col = e / RROWS;
+      grow[u] = row0 + row;
+      gcol[u] = tok0 + col;
+      ok[u] = e < NE && row < BM && grow[u] < a.m && gcol[u] < a.n;
+      float sum = 0.f;
+      if (ok[u]) {
+#pragma unroll
+        for (int src = 0; src < KS; src++) sum += parts[src][col * RS + row];
+      }
+      v[u] = sum;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (ok[u]) v[u] = fin(grow[u], gcol[u], grow[u] + gcol[u] * a.ldc, v[u]);
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (ok[u]) D[grow[u] + gcol[u] * a.ldc] = T::from_f(v[u]);
+  }
+}
+
 // EPI: the epilogue twin (the thread that writes an element of D applies the key's epilogue to
 // it, after the cluster's split-K sum); false is the plain instance.
 template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW,
@@ -206,7 +306,6 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BR * BOX * 2, B_LOAD = BN * BOX * 2;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
   constexpr int RS = BM + 4;             // row stride of the fp32 partial tile (no bank conflicts)
-  constexpr int RROWS = (BM + KS - 1) / KS;  // rows of the tile each cluster rank reduces
   static_assert((SW ? BM % 8 == 0 && BM <= 256 && BN <= 64 : BM % 64 == 0) && BN % 8 == 0 &&
                     BK % BOX == 0 && KS >= 1 && KS <= 8,
                 "wg tile");
@@ -364,6 +463,21 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
     for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
   }
+  const uint16_t *C = static_cast<const uint16_t *>(a.C);
+  auto fin = [&](int64_t grow, int64_t, int64_t off, float sum) {
+    float v = a.alpha * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = epilogue_apply<T>(a, grow, v);
+    return v;
+  };
+  if constexpr (KS == 1) {
+    // One split: the consumers store from their registers (wg_store_regs); the producer warp
+    // has nothing left to do. No CTA leaves while a peer may still arrive on its barriers.
+    if (warp < PRODUCER)
+      wg_store_regs<T, uint16_t, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+    if constexpr (CM > 1) cluster.sync();
+    return;
+  }
   // Every issued copy was waited for by the consumers, so the ring is idle: reuse it for the
   // fp32 partial tile red[token][row].
   __syncthreads();
@@ -387,24 +501,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     __syncthreads();
 
   const int rank = KS > 1 ? (int)blockIdx.z : 0;  // the split; the cluster spans all KS of them
-  const uint16_t *C = static_cast<const uint16_t *>(a.C);
-  uint16_t *D = static_cast<uint16_t *>(a.D);
-  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
-    const int row = rank * RROWS + e % RROWS, col = e / RROWS;
-    const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
-    if (row >= BM || grow >= a.m || gcol >= a.n) continue;
-    float sum = 0.f;
+  const float *parts[KS];
 #pragma unroll
-    for (int src = 0; src < KS; src++) {
-      const float *p = KS > 1 ? cluster.map_shared_rank(red, (unsigned)(cx + src * CM)) : red;
-      sum += p[col * RS + row];
-    }
-    const int64_t off = grow + gcol * a.ldc;
-    float v = a.alpha * sum;
-    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply<T>(a, grow, v);
-    D[off] = T::from_f(v);
-  }
+  for (int src = 0; src < KS; src++)
+    parts[src] = KS > 1 ? cluster.map_shared_rank(red, (unsigned)(cx + src * CM)) : red;
+  wg_store_tile<T, uint16_t, BM, BN, KS, RS, 128 * CW + 32>(a, parts, rank, row0, tok0, fin);
   // No CTA leaves while a peer may still read its partial or arrive on its barriers.
   if (KS > 1 || CM > 1) cluster.sync();
 }

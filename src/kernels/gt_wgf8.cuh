@@ -93,7 +93,6 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   constexpr uint32_t A_BOX = BM * BOX, B_BOX = BR * BOX, B_LOAD = BN * BOX;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
   constexpr int RS = BM + 4;                 // row stride of the fp32 partial tile
-  constexpr int RROWS = (BM + KS - 1) / KS;  // rows of the tile each cluster rank reduces
   static_assert((SW ? BM % 8 == 0 && BM <= 256 && BN <= 64 : BM % 64 == 0) && BN % 8 == 0 &&
                     BK % BOX == 0 && KS >= 1 && KS <= 8,
                 "wgf8 tile");
@@ -191,6 +190,27 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
 #pragma unroll
     for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
   }
+  // A tensorwise scale is read once; an outer-vector one per row or token. v = alpha * sa * sb *
+  // sum in that order, as f8_store_out computes it.
+  const DS *C = static_cast<const DS *>(a.C);
+  const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
+  const float sa1 = va ? 1.f : f8_scale(a.scale_a, a.scale_mode_a, 0);
+  const float sb1 = vb ? 1.f : f8_scale(a.scale_b, a.scale_mode_b, 0);
+  auto fin = [&](int64_t grow, int64_t gcol, int64_t off, float sum) {
+    const float sa = va ? __ldg(a.scale_a + grow) : sa1;
+    const float sb = vb ? __ldg(a.scale_b + gcol) : sb1;
+    float v = a.alpha * sa * sb * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = epilogue_apply<T, DS>(a, grow, v);
+    return v;
+  };
+  if constexpr (KS == 1) {
+    // One split: the consumers store from their registers (wg_store_regs); every copy the
+    // producer warp issued was consumed.
+    if (warp < PRODUCER)
+      wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+    return;
+  }
   // The ring is idle (every copy was waited for): reuse it for the fp32 partial red[token][row].
   __syncthreads();
   if (warp < PRODUCER) {
@@ -211,28 +231,11 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
     __syncthreads();
 
   const int rank = KS > 1 ? (int)blockIdx.z : 0;
-  const DS *C = static_cast<const DS *>(a.C);
-  DS *D = static_cast<DS *>(a.D);
-  for (int e = threadIdx.x; e < RROWS * BN; e += blockDim.x) {
-    const int row = rank * RROWS + e % RROWS, col = e / RROWS;
-    const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
-    if (row >= BM || grow >= a.m || gcol >= a.n) continue;
-    float sum = 0.f;
+  const float *parts[KS];
 #pragma unroll
-    for (int src = 0; src < KS; src++) {
-      const float *p = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
-      sum += p[col * RS + row];
-    }
-    // f8_store_out's arithmetic with C and D cast once above the loop: calling it here gives
-    // this body different machine code from the one measured.
-    const int64_t off = grow + gcol * a.ldc;
-    const float sc = a.alpha * f8_scale(a.scale_a, a.scale_mode_a, grow) *
-                     f8_scale(a.scale_b, a.scale_mode_b, gcol);
-    float v = sc * sum;
-    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply<T, DS>(a, grow, v);
-    D[off] = T::from_f(v);
-  }
+  for (int src = 0; src < KS; src++)
+    parts[src] = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
+  wg_store_tile<T, DS, BM, BN, KS, RS, 128 * CW + 32>(a, parts, rank, row0, tok0, fin);
   if (KS > 1) cluster.sync();
 }
 
