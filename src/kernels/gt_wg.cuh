@@ -183,10 +183,21 @@ template <int R> __device__ __forceinline__ void wg_fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// Where accumulator register i of m64 block mb sits in the tile, for lane (g = lane / 4, q =
+// lane % 4) of warp wq in consumer warpgroup wgi: wgmma's layout puts it at accumulator row
+// 16 wq + g + 8 ((i/2) % 2), column 8 (i/4) + 2 q + i % 2; swapped (SW) the weight rows are the
+// accumulator's columns (WN per warpgroup), unswapped its rows (MB m64 blocks per warpgroup).
+// row is the weight row in the tile, col the token.
+template <bool SW, int MB, int WN>
+__device__ __forceinline__ void wg_acc_pos(int mb, int i, int wgi, int wq, int g, int q, int &row,
+                                           int &col) {
+  const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
+  row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;
+  col = SW ? ar : ac;
+}
+
 // The store step of wg_body and wgf8_body without a split (KS = 1): each consumer thread stores
-// its own accumulators acc[MB][R] (wgmma's layout: register i of warp wq in warpgroup wgi holds
-// accumulator row 16 wq + lane/4 + 8 ((i/2) % 2), column 8 (i/4) + 2 (lane % 4) + i % 2;
-// swapped (SW) the weight rows are its columns), finished by fin(row, col, offset, sum) and
+// its own accumulators acc[MB][R] (at wg_acc_pos), finished by fin(row, col, offset, sum) and
 // stored as T (storage S). No partial tile and no barrier: the indices are constants per
 // register, a thread's tokens are two (SW) or its rows one per m64 block and register pair,
 // where a loop through a partial tile spends index arithmetic on every element (a 224 x 64 tile
@@ -206,7 +217,8 @@ __device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (
     const bool pairs = (a.ldc & 1) == 0 && (reinterpret_cast<uintptr_t>(D) & 3) == 0;
 #pragma unroll
     for (int i = 0; i < R; i += 2) {
-      const int col = wq * 16 + g + 8 * ((i >> 1) & 1), row = wgi * WN + 8 * (i >> 2) + 2 * q;
+      int row, col;
+      wg_acc_pos<SW, MB, WN>(0, i, wgi, wq, g, q, row, col);
       const int64_t grow = row0 + row, gcol = tok0 + col;
       if (col >= BN || grow >= a.m || gcol >= a.n) continue;
       const int64_t off = grow + gcol * a.ldc;
@@ -228,9 +240,8 @@ __device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) {
-        const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
-        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;
-        const int col = SW ? ar : ac;
+        int row, col;
+        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
         const int64_t grow = row0 + row, gcol = tok0 + col;
         if (col >= BN || grow >= a.m || gcol >= a.n) continue;
         const int64_t off = grow + gcol * a.ldc;
@@ -487,11 +498,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) {
-        // Register i holds accumulator row 16*wq + g + 8*((i/2)%2), column 8*(i/4) + 2q + i%2
-        // (wq: the warp within its warpgroup).
-        const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
-        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;  // weight row in the tile
-        const int col = SW ? ar : ac;            // token in the tile
+        int row, col;  // weight row and token in the tile
+        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
         if (col < BN) red[col * RS + row] = acc[mb][i];
       }
   }

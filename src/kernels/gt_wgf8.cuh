@@ -219,9 +219,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) {
-        const int ar = wq * 16 + g + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
-        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;
-        const int col = SW ? ar : ac;
+        int row, col;
+        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
         if (col < BN) red[col * RS + row] = acc[mb][i];
       }
   }

@@ -176,10 +176,8 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) {
-        // The accumulator layout of wg_body's store step.
-        const int ar = wq * 16 + g4 + 8 * ((i >> 1) & 1), ac = 8 * (i >> 2) + 2 * q + (i & 1);
-        const int row = SW ? wgi * WN + ac : (wgi * MB + mb) * 64 + ar;
-        const int col = SW ? ar : ac;
+        int row, col;
+        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g4, q, row, col);
         const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
         if (col >= BN || grow >= a.m || gcol >= a.n) continue;
         const int64_t off = grow + gcol * a.ldc;
