@@ -173,16 +173,23 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
 static_assert(GT_EPI_BIAS == 1 && GT_EPI_RELU == 2 && GT_EPI_BIAS_RELU == 3 && GT_EPI_GELU == 4 &&
                   GT_EPI_BIAS_GELU == 5,
               "epilogue_apply reads the kind as bit 0 = bias, e >> 1 = activation");
+// The same with the activation given (act = a.epilogue >> 1): a caller that passes a constant
+// 0 (a store step that has tested the key's activation once) leaves out the ReLU and GELU that
+// are otherwise computed for every element before one is selected.
 template <typename T, typename S = uint16_t>
-__device__ __forceinline__ float epilogue_apply(const gt_kargs_t &a, int64_t row, float v) {
+__device__ __forceinline__ float epilogue_apply_act(const gt_kargs_t &a, int64_t row, float v,
+                                                    int act) {
   const int e = a.epilogue;
   const float bias = (e & 1) ? T::to_f(static_cast<const S *>(a.bias)[row]) : 0.f;
   v = (e & 1) ? v + bias : v;  // selected, not + 0: GT_EPI_NONE keeps v bit for bit (-0 too)
   const float relu = v > 0.f ? v : 0.f;  // NaN -> 0, as the reference's v > 0 ? v : 0
   const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);  // sqrt(2/pi) (v + ...)
   const float gelu = __fdividef(v, 1.f + __expf(-2.f * u));
-  const int act = e >> 1;  // 0 none, 1 relu, 2 gelu
-  return act == 1 ? relu : act == 2 ? gelu : v;
+  return act == 1 ? relu : act == 2 ? gelu : v;  // 0 none, 1 relu, 2 gelu
+}
+template <typename T, typename S = uint16_t>
+__device__ __forceinline__ float epilogue_apply(const gt_kargs_t &a, int64_t row, float v) {
+  return epilogue_apply_act<T, S>(a, row, v, a.epilogue >> 1);
 }
 
 // Final value of output element (row, col): D = alpha * acc + beta * C, or the fp32 partial of

@@ -197,63 +197,127 @@ __device__ __forceinline__ void wg_acc_pos(int mb, int i, int wgi, int wq, int g
 }
 
 // The store step of wg_body and wgf8_body without a split (KS = 1): each consumer thread stores
-// its own accumulators acc[MB][R] (at wg_acc_pos), finished by fin(row, col, offset, sum) and
-// stored as T (storage S). No partial tile and no barrier: the indices are constants per
+// its own accumulators acc[MB][R] (at wg_acc_pos), finished by fin(row, col, offset, sum, act)
+// (act: the activation, epilogue_apply_act) and stored as T (storage S). No partial tile and no barrier: the indices are constants per
 // register, a thread's tokens are two (SW) or its rows one per m64 block and register pair,
 // where a loop through a partial tile spends index arithmetic on every element (a 224 x 64 tile
 // is 90 elements per thread). wgp_body stores the same way. On an H100 this made the unsplit
 // tiles 8% faster at 64 tokens than that loop (bench/results/experiments/wg_store_v3/).
-template <typename T, typename S, int MB, int R, int BN, bool SW, int WN, typename Fin>
+//
+// PRELOAD (the epilogue twins): elements are finished in chunks of up to 16, all of a chunk
+// before its first store. Their fin reads memory (the bias, C when beta != 0), and a load after
+// a store to D cannot be moved above it (D may alias them), nor out of the bounds check around
+// it, so finishing and storing element by element waits for one load's latency per element:
+// the bias twins' store cost 4% at 64 tokens, up to 13% on a row
+// (bench/results/h100_20261206/kernels_bias/). With PRELOAD fin runs on indices clamped into the
+// problem (every load in bounds, no branch; an element outside is not stored), so a chunk waits
+// once; chunks and not the whole tile, because the largest tiles (224-256 weight rows, 128
+// accumulators a thread) would spill holding a loaded value per accumulator. The plain instances
+// keep one pass (their machine code as it was): with beta = 0 their fin reads nothing.
+template <typename T, typename S, int MB, int R, int BN, bool SW, int WN, bool PRELOAD = false,
+          typename Fin>
 __device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (&acc)[MB][R],
                                               int warp, int lane, int64_t row0, int64_t tok0,
                                               Fin fin) {
   S *D = static_cast<S *>(a.D);
   const int g = lane >> 2, q = lane & 3, wq = warp & 3, wgi = warp / 4;
-  if constexpr (SW && sizeof(S) == 2) {
-    // Swapped, a 16-bit D: registers i and i + 1 hold weight rows 2k and 2k + 1 of one token,
-    // adjacent in D (rows are its contiguous dimension), so they leave as one 4-byte store when
-    // every such pair is 4-byte aligned (row0 and the tile's columns are even, so: an even ldc
-    // and D itself aligned). Half the store instructions of the element loop.
-    const bool pairs = (a.ldc & 1) == 0 && (reinterpret_cast<uintptr_t>(D) & 3) == 0;
+  // Swapped, a 16-bit D: registers i and i + 1 hold weight rows 2k and 2k + 1 of one token,
+  // adjacent in D (rows are its contiguous dimension), so they leave as one 4-byte store when
+  // every such pair is 4-byte aligned (row0 and the tile's columns are even, so: an even ldc and
+  // D itself aligned). Half the store instructions of the element loop.
+  constexpr bool PAIRS = SW && sizeof(S) == 2;
+  if constexpr (!PRELOAD) {
+    // One pass, each element finished as it is stored.
+    if constexpr (PAIRS) {
+      const bool pairs = (a.ldc & 1) == 0 && (reinterpret_cast<uintptr_t>(D) & 3) == 0;
 #pragma unroll
-    for (int i = 0; i < R; i += 2) {
-      int row, col;
-      wg_acc_pos<SW, MB, WN>(0, i, wgi, wq, g, q, row, col);
-      const int64_t grow = row0 + row, gcol = tok0 + col;
-      if (col >= BN || grow >= a.m || gcol >= a.n) continue;
-      const int64_t off = grow + gcol * a.ldc;
-      const S lo = T::from_f(fin(grow, gcol, off, acc[0][i]));
-      if (grow + 1 >= a.m) {
-        D[off] = lo;
-        continue;
-      }
-      const S hi = T::from_f(fin(grow + 1, gcol, off + 1, acc[0][i + 1]));
-      if (pairs) {
-        *reinterpret_cast<uint32_t *>(D + off) = (uint32_t)lo | ((uint32_t)hi << 16);
-      } else {
-        D[off] = lo;
-        D[off + 1] = hi;
-      }
-    }
-  } else {
-#pragma unroll
-    for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-      for (int i = 0; i < R; i++) {
+      for (int i = 0; i < R; i += 2) {
         int row, col;
-        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
+        wg_acc_pos<SW, MB, WN>(0, i, wgi, wq, g, q, row, col);
         const int64_t grow = row0 + row, gcol = tok0 + col;
         if (col >= BN || grow >= a.m || gcol >= a.n) continue;
         const int64_t off = grow + gcol * a.ldc;
-        D[off] = T::from_f(fin(grow, gcol, off, acc[mb][i]));
+        const S lo = T::from_f(fin(grow, gcol, off, acc[0][i], 0));
+        if (grow + 1 >= a.m) {
+          D[off] = lo;
+          continue;
+        }
+        const S hi = T::from_f(fin(grow + 1, gcol, off + 1, acc[0][i + 1], 0));
+        if (pairs) {
+          *reinterpret_cast<uint32_t *>(D + off) = (uint32_t)lo | ((uint32_t)hi << 16);
+        } else {
+          D[off] = lo;
+          D[off + 1] = hi;
+        }
       }
+    } else {
+#pragma unroll
+      for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+          int row, col;
+          wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
+          const int64_t grow = row0 + row, gcol = tok0 + col;
+          if (col >= BN || grow >= a.m || gcol >= a.n) continue;
+          const int64_t off = grow + gcol * a.ldc;
+          D[off] = T::from_f(fin(grow, gcol, off, acc[mb][i], 0));
+        }
+    }
+  } else {
+    // PRELOAD: chunks of CH elements (e = mb * R + i), all of a chunk finished, then stored.
+    constexpr int NE = MB * R, CH = NE > 16 ? 16 : NE;
+    const bool pairs = PAIRS && (a.ldc & 1) == 0 && (reinterpret_cast<uintptr_t>(D) & 3) == 0;
+    auto store_all = [&](const int act) {
+#pragma unroll
+      for (int c0 = 0; c0 < NE; c0 += CH) {
+        float v[CH];
+#pragma unroll
+        for (int j = 0; j < CH; j++) {
+          const int e = c0 + j;
+          if (e >= NE) break;
+          int row, col;
+          wg_acc_pos<SW, MB, WN>(e / R, e % R, wgi, wq, g, q, row, col);
+          const int64_t gr = row0 + row < a.m ? row0 + row : a.m - 1;
+          const int64_t gc = tok0 + col < a.n ? tok0 + col : a.n - 1;
+          v[j] = fin(gr, gc, gr + gc * a.ldc, acc[e / R][e % R], act);
+        }
+#pragma unroll
+        for (int e = c0; e < c0 + CH && e < NE; e += PAIRS ? 2 : 1) {
+          int row, col;
+          wg_acc_pos<SW, MB, WN>(e / R, e % R, wgi, wq, g, q, row, col);
+          const int64_t grow = row0 + row, gcol = tok0 + col;
+          if (col >= BN || grow >= a.m || gcol >= a.n) continue;
+          const int64_t off = grow + gcol * a.ldc;
+          const S lo = T::from_f(v[e - c0]);
+          if (!PAIRS || grow + 1 >= a.m) {
+            D[off] = lo;
+            continue;
+          }
+          const S hi = T::from_f(v[e + 1 - c0]);
+          if (pairs) {
+            *reinterpret_cast<uint32_t *>(D + off) = (uint32_t)lo | ((uint32_t)hi << 16);
+          } else {
+            D[off] = lo;
+            D[off + 1] = hi;
+          }
+        }
+      }
+    };
+    // Twice: for a key without an activation (the bias alone, the common case) fin gets a
+    // constant 0 and leaves out the ReLU and GELU it would compute for every element before
+    // selecting one (epilogue_apply_act).
+    const int act = a.epilogue >> 1;
+    if (act == 0)
+      store_all(0);
+    else
+      store_all(act);
   }
 }
 
 // The store step of wg_body and wgf8_body: this cluster rank's rows of the tile, each element
 // the sum of the KS partial tiles parts[0..KS-1] (fp32, red[token][row], row stride RS; in that
 // order, so the result is the same bits as a rolled loop's), finished by fin(row, col, offset,
-// sum) and stored as T (storage S). Consecutive threads take consecutive rows of one token, so D
+// sum, act) and stored as T (storage S). Consecutive threads take consecutive rows of one token, so D
 // (column-major) is written in contiguous runs.
 //
 // In batches of U elements per thread: every load of a batch (the partials, from peers' shared
@@ -287,7 +351,7 @@ __device__ __forceinline__ void wg_store_tile(const gt_kargs_t &a, const float *
     }
 #pragma unroll
     for (int u = 0; u < U; u++)
-      if (ok[u]) v[u] = fin(grow[u], gcol[u], grow[u] + gcol[u] * a.ldc, v[u]);
+      if (ok[u]) v[u] = fin(grow[u], gcol[u], grow[u] + gcol[u] * a.ldc, v[u], a.epilogue >> 1);
 #pragma unroll
     for (int u = 0; u < U; u++)
       if (ok[u]) D[grow[u] + gcol[u] * a.ldc] = T::from_f(v[u]);
@@ -475,17 +539,17 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
   }
   const uint16_t *C = static_cast<const uint16_t *>(a.C);
-  auto fin = [&](int64_t grow, int64_t, int64_t off, float sum) {
+  auto fin = [&](int64_t grow, int64_t, int64_t off, float sum, int act) {
     float v = a.alpha * sum;
     if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply<T>(a, grow, v);
+    if constexpr (EPI) v = epilogue_apply_act<T>(a, grow, v, act);
     return v;
   };
   if constexpr (KS == 1) {
     // One split: the consumers store from their registers (wg_store_regs); the producer warp
     // has nothing left to do. No CTA leaves while a peer may still arrive on its barriers.
     if (warp < PRODUCER)
-      wg_store_regs<T, uint16_t, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+      wg_store_regs<T, uint16_t, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0, fin);
     if constexpr (CM > 1) cluster.sync();
     return;
   }

@@ -196,19 +196,26 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
   const float sa1 = va ? 1.f : f8_scale(a.scale_a, a.scale_mode_a, 0);
   const float sb1 = vb ? 1.f : f8_scale(a.scale_b, a.scale_mode_b, 0);
-  auto fin = [&](int64_t grow, int64_t gcol, int64_t off, float sum) {
+  auto fin = [&](int64_t grow, int64_t gcol, int64_t off, float sum, int act) {
     const float sa = va ? __ldg(a.scale_a + grow) : sa1;
     const float sb = vb ? __ldg(a.scale_b + gcol) : sb1;
     float v = a.alpha * sa * sb * sum;
     if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply<T, DS>(a, grow, v);
+    if constexpr (EPI) v = epilogue_apply_act<T, DS>(a, grow, v, act);
     return v;
   };
   if constexpr (KS == 1) {
     // One split: the consumers store from their registers (wg_store_regs); every copy the
-    // producer warp issued was consumed.
-    if (warp < PRODUCER)
-      wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+    // producer warp issued was consumed. Loads in fin (an outer-vector scale, the bias of a
+    // twin) go before the stores (wg_store_regs' PRELOAD); a tensorwise plain instance has none.
+    // A plain instance with both store paths needs registers for both: up to 64 accumulators a
+    // thread that spills nothing; the 224-256-row tiles keep the one pass.
+    if (warp < PRODUCER) {
+      if (EPI || (MB * R <= 64 && (va || vb)))
+        wg_store_regs<T, DS, MB, R, BN, SW, WN, true>(a, acc, warp, lane, row0, tok0, fin);
+      else
+        wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+    }
     return;
   }
   // The ring is idle (every copy was waited for): reuse it for the fp32 partial red[token][row].

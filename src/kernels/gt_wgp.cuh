@@ -11,8 +11,8 @@
 // ones (H100, 16 tokens: t64x16x256_s4 at 3.08 TB/s on 70B gate_up, 2.89 on 8B gate_up).
 //
 // Without a split there is nothing to reduce: each consumer thread writes its accumulators to D
-// straight from registers (alpha, beta and the epilogue applied per element), so the ring is
-// never borrowed for a partial tile and the next tile's loads are not held up by the store.
+// straight from registers (wg_store_regs, as wg_body's unsplit tiles), so the ring is never
+// borrowed for a partial tile and the next tile's loads are not held up by the store.
 // Kept out of gt_wg.cuh so that the one-tile instances' sources stay as they are.
 #pragma once
 
@@ -129,8 +129,12 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
   // Consumer warpgroups.
   pdl_wait();
   const uint16_t *C = static_cast<const uint16_t *>(a.C);
-  uint16_t *D = static_cast<uint16_t *>(a.D);
-  const int g4 = lane >> 2, q = lane & 3, wq = warp & 3;
+  auto fin = [&](int64_t grow, int64_t, int64_t off, float sum, int act) {
+    float v = a.alpha * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = epilogue_apply_act<T>(a, grow, v, act);
+    return v;
+  };
   int g = 0;
   for (int tile = (int)blockIdx.x; tile < tiles; tile += (int)gridDim.x) {
     float acc[MB][R];
@@ -172,20 +176,7 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
     // stored.
     if (nk > 0) mbar_arrive(empty0 + 8 * ((g - 1) % S));
     const int row0 = tile * BM;
-#pragma unroll
-    for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-      for (int i = 0; i < R; i++) {
-        int row, col;
-        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g4, q, row, col);
-        const int64_t grow = (int64_t)row0 + row, gcol = (int64_t)tok0 + col;
-        if (col >= BN || grow >= a.m || gcol >= a.n) continue;
-        const int64_t off = grow + gcol * a.ldc;
-        float v = a.alpha * acc[mb][i];
-        if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-        if constexpr (EPI) v = epilogue_apply<T>(a, grow, v);
-        D[off] = T::from_f(v);
-      }
+    wg_store_regs<T, uint16_t, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0, fin);
   }
 }
 
