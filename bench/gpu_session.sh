@@ -4,7 +4,7 @@
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
 #   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor]
-#   [capcheck] [honest] [placement] [livediag] [kernels_pgrid] ...
+#   [capcheck] [honest] [placement] [livediag] [kernels_pgrid] [zoo] ...
 # capcheck (issue 17 b, c; after build, in the same call): `gemmtune capture` of three clients
 # against an independent kernel trace of the same workload (bench/capture_vs_trace.py): the
 # graph-captured llama decode step and bench/batched_client.py (torch.bmm / baddbmm, eager and
@@ -129,6 +129,13 @@ for s in "${stages[@]}"; do
       for fam in ${FAMILIES:-qwen2 gpt2}; do
         TAIL=40 run_stage "${fam}_torch" ${T_TORCH:-300} env MODEL_ARGS="--family $fam" bash "$root/bench/llama_capture_tune.sh" "$build" "$work/$fam/torch"
         TAIL=60 run_stage "${fam}_verify" ${T_VERIFY:-300} env MODEL_ARGS="--family $fam" bash "$root/bench/llama_verify.sh" "$build" "$work/$fam/verify"
+      done ;;
+    zoo)
+      # Models at widths no corpus file holds (bench/llama_model.py: SmolLM-135M's, Phi-3-mini's,
+      # Gemma-2B's, OPT-1.3B's), each capture -> tune -> run under the shim -> logits and hits,
+      # with an odd prompt length (ZOO_PROMPT_LEN, default 37) so prefill rows are odd too.
+      for fam in ${ZOO:-smol phi3 gemma opt}; do
+        TAIL=30 run_stage "zoo_$fam" ${T_ZOO:-200} env MODEL_ARGS="--family $fam" PROMPT_LEN="${ZOO_PROMPT_LEN:-37}" bash "$root/bench/llama_capture_tune.sh" "$build" "$work/zoo/$fam"
       done ;;
     multigpu_share)
       # Issue 20's plumbing on one GPU: two tune processes share GPU 0 under torchrun (else

@@ -10,9 +10,15 @@ bench/llama_capture_tune.sh and bench/llama_verify.sh deploy gemmtune into.
          bias epilogue), the rest does not.
   gpt2   GPT2LMHeadModel at a 7B width (n_embd 4096, 32 heads, n_inner 16384, vocab 50257):
          every projection is a Conv1D, addmm(bias, x, W) with W stored [in, out] (NN layout, bias
-         epilogue), and the tied lm_head has no bias. Weights come
-from a seeded CUDA generator, prompts from a seeded CPU generator, so two processes build the same
-model and feed it the same tokens: their logits differ only by what the GEMMs computed.
+         epilogue), and the tied lm_head has no bias.
+  smol, phi3, gemma, opt  widths no corpus file holds, to check the loop on shapes it was never
+         tuned to: SmolLM-135M's (hidden 576 in 9 heads of 64, 3 KV heads: a 192-row k/v
+         projection, vocab 49152, tied), Phi-3-mini's (fused qkv 9216x3072 and gate_up
+         16384x3072, vocab 32064), Gemma-2B's (head_dim 256, one KV head: 256x2048 k/v, GeGLU
+         16384, vocab 256000, tied) and OPT-1.3B's (every Linear biased, ReLU, learned positions).
+Weights come from a seeded CUDA generator, prompts from a seeded CPU generator, so two processes
+build the same model and feed it the same tokens: their logits differ only by what the GEMMs
+computed.
 
 Per batch size (--batch 1,16): an eager prefill of --prompt-len tokens (DynamicCache, logits of the
 last position only, as generate() asks) and one decode step with a fixed token. With --graph, also
@@ -76,6 +82,32 @@ FAMILIES = {
                  dims=dict(n_embd=4096, n_head=32, n_inner=16384, vocab_size=50257),
                  tiny=dict(n_embd=256, n_head=8, n_inner=1024, vocab_size=1024),
                  extra=dict(n_positions=4096)),
+    # Families with widths outside the llama corpus, for a check on shapes nothing was tuned to.
+    "smol": dict(cls="LlamaForCausalLM", config="LlamaConfig",
+                 dims=dict(hidden_size=576, intermediate_size=1536, num_attention_heads=9,
+                           num_key_value_heads=3, vocab_size=49152),
+                 tiny=dict(hidden_size=192, intermediate_size=512, num_attention_heads=3,
+                           num_key_value_heads=1, vocab_size=1024),
+                 extra=dict(max_position_embeddings=2048, tie_word_embeddings=True)),
+    "phi3": dict(cls="Phi3ForCausalLM", config="Phi3Config",
+                 dims=dict(hidden_size=3072, intermediate_size=8192, num_attention_heads=32,
+                           num_key_value_heads=32, vocab_size=32064),
+                 tiny=dict(hidden_size=256, intermediate_size=512, num_attention_heads=8,
+                           num_key_value_heads=8, vocab_size=1024),
+                 extra=dict(max_position_embeddings=4096, pad_token_id=0, bos_token_id=1,
+                            eos_token_id=2, tie_word_embeddings=False)),
+    "gemma": dict(cls="GemmaForCausalLM", config="GemmaConfig",
+                  dims=dict(hidden_size=2048, intermediate_size=16384, num_attention_heads=8,
+                            num_key_value_heads=1, head_dim=256, vocab_size=256000),
+                  tiny=dict(hidden_size=256, intermediate_size=1024, num_attention_heads=4,
+                            num_key_value_heads=1, head_dim=64, vocab_size=1024),
+                  extra=dict(max_position_embeddings=4096)),
+    "opt": dict(cls="OPTForCausalLM", config="OPTConfig",
+                dims=dict(hidden_size=2048, word_embed_proj_dim=2048, ffn_dim=8192,
+                          num_attention_heads=32, vocab_size=50272),
+                tiny=dict(hidden_size=256, word_embed_proj_dim=256, ffn_dim=1024,
+                          num_attention_heads=8, vocab_size=1024),
+                extra=dict(max_position_embeddings=2048, pad_token_id=1)),
 }
 FAMILY = "llama"
 DEVICE = "cuda"
@@ -132,12 +164,18 @@ def inputs_for(batch, prompt_len, vocab, seed):
     return prompt.to(DEVICE), nxt.to(DEVICE)
 
 
+def keep_last(model):
+    """logits_to_keep=1 where the model takes it (not every family does)."""
+    import inspect
+    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
+
+
 def eager_step(model, prompt, nxt):
     """Prefill, then one decode step. Returns (prefill last-position logits, decode logits).
     logits_to_keep=1: only the last prefill position goes through lm_head, as generate() does."""
     import torch
     with torch.no_grad():
-        out = model(input_ids=prompt, use_cache=True, logits_to_keep=1)
+        out = model(input_ids=prompt, use_cache=True, **keep_last(model))
         prefill = out.logits[:, -1, :].clone()
         out2 = model(input_ids=nxt, past_key_values=out.past_key_values, use_cache=True)
         decode = out2.logits[:, -1, :].clone()
@@ -195,7 +233,7 @@ def graph_static(model, prompt, nxt, reps):
     # no_grad, not inference_mode: the cache is reset in place between replays, which inference
     # tensors allow only inside inference mode.
     with torch.no_grad():
-        model(input_ids=prompt, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        model(input_ids=prompt, past_key_values=cache, use_cache=True, **keep_last(model))
     layers = getattr(cache, "layers", None)
     if not layers or not all(hasattr(l, "cumulative_length") for l in layers):
         raise RuntimeError("StaticCache has no per-layer cumulative_length to reset")
@@ -475,7 +513,8 @@ def main():
     ap.add_argument("--batch", default="1", help="comma-separated batch sizes (default 1)")
     ap.add_argument("--prompt-len", type=int, default=16, help="prefill tokens (default 16)")
     ap.add_argument("--family", choices=sorted(FAMILIES), default="llama",
-                    help="the model (default llama; qwen2 has biased q/k/v, gpt2 Conv1D with bias)")
+                    help="the model (default llama; qwen2 has biased q/k/v, gpt2 Conv1D with bias; "
+                         "smol, phi3, gemma, opt: widths outside the corpus)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--tiny", action="store_true",
