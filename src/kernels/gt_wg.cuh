@@ -198,11 +198,12 @@ __device__ __forceinline__ void wg_acc_pos(int mb, int i, int wgi, int wq, int g
 
 // The store step of wg_body and wgf8_body without a split (KS = 1): each consumer thread stores
 // its own accumulators acc[MB][R] (at wg_acc_pos), finished by fin(row, col, offset, sum, act)
-// (act: the activation, epilogue_apply_act) and stored as T (storage S). No partial tile and no barrier: the indices are constants per
-// register, a thread's tokens are two (SW) or its rows one per m64 block and register pair,
-// where a loop through a partial tile spends index arithmetic on every element (a 224 x 64 tile
-// is 90 elements per thread). wgp_body stores the same way. On an H100 this made the unsplit
-// tiles 8% faster at 64 tokens than that loop (bench/results/experiments/wg_store_v3/).
+// (act: the activation, epilogue_apply_act) and stored as T (storage S). No partial tile and no
+// barrier: the indices are constants per register, a thread's tokens are two (SW) or its rows
+// one per m64 block and register pair, where a loop through a partial tile spends index
+// arithmetic on every element (a 224 x 64 tile is 90 elements per thread). wgp_body stores
+// through it too. On an H100 this made the unsplit tiles 8% faster at 64 tokens than that loop
+// (bench/results/experiments/wg_store_v3/).
 //
 // PRELOAD (the epilogue twins): elements are finished in chunks of up to 16, all of a chunk
 // before its first store. Their fin reads memory (the bias, C when beta != 0), and a load after
@@ -317,8 +318,8 @@ __device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (
 // The store step of wg_body and wgf8_body: this cluster rank's rows of the tile, each element
 // the sum of the KS partial tiles parts[0..KS-1] (fp32, red[token][row], row stride RS; in that
 // order, so the result is the same bits as a rolled loop's), finished by fin(row, col, offset,
-// sum, act) and stored as T (storage S). Consecutive threads take consecutive rows of one token, so D
-// (column-major) is written in contiguous runs.
+// sum, act) and stored as T (storage S). Consecutive threads take consecutive rows of one token,
+// so D (column-major) is written in contiguous runs.
 //
 // In batches of U elements per thread: every load of a batch (the partials, from peers' shared
 // memory when KS > 1; C, the bias and fp8 scales in fin) is issued before any of its values is
