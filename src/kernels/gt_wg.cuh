@@ -196,6 +196,19 @@ __device__ __forceinline__ void wg_acc_pos(int mb, int i, int wgi, int wq, int g
   col = SW ? ar : ac;
 }
 
+// fin of wg_body and wgp_body (16-bit D): the element's sum finished as D = alpha * sum + beta *
+// C, then, in a twin, the key's epilogue with activation act (epilogue_apply_act).
+template <typename T, bool EPI>
+__device__ __forceinline__ auto wg_fin(const gt_kargs_t &a) {
+  const uint16_t *C = static_cast<const uint16_t *>(a.C);
+  return [&a, C](int64_t grow, int64_t, int64_t off, float sum, int act) {
+    float v = a.alpha * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = epilogue_apply_act<T>(a, grow, v, act);
+    return v;
+  };
+}
+
 // The store step of wg_body and wgf8_body without a split (KS = 1): each consumer thread stores
 // its own accumulators acc[MB][R] (at wg_acc_pos), finished by fin(row, col, offset, sum, act)
 // (act: the activation, epilogue_apply_act) and stored as T (storage S). No partial tile and no
@@ -539,13 +552,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
     for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
   }
-  const uint16_t *C = static_cast<const uint16_t *>(a.C);
-  auto fin = [&](int64_t grow, int64_t, int64_t off, float sum, int act) {
-    float v = a.alpha * sum;
-    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply_act<T>(a, grow, v, act);
-    return v;
-  };
+  const auto fin = wg_fin<T, EPI>(a);
   if constexpr (KS == 1) {
     // One split: the consumers store from their registers (wg_store_regs); the producer warp
     // has nothing left to do. No CTA leaves while a peer may still arrive on its barriers.

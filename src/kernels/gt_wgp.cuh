@@ -128,13 +128,7 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
 
   // Consumer warpgroups.
   pdl_wait();
-  const uint16_t *C = static_cast<const uint16_t *>(a.C);
-  auto fin = [&](int64_t grow, int64_t, int64_t off, float sum, int act) {
-    float v = a.alpha * sum;
-    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply_act<T>(a, grow, v, act);
-    return v;
-  };
+  const auto fin = wg_fin<T, EPI>(a);
   int g = 0;
   for (int tile = (int)blockIdx.x; tile < tiles; tile += (int)gridDim.x) {
     float acc[MB][R];
