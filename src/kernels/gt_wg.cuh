@@ -328,6 +328,22 @@ __device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (
   }
 }
 
+// A split's consumer thread parks its accumulators (at wg_acc_pos) in the fp32 partial tile
+// red[token][row] (row stride RS) that wg_store_tile sums: wg_body's and wgf8_body's split step.
+template <int MB, int R, int BN, bool SW, int WN, int RS>
+__device__ __forceinline__ void wg_park_partial(float *red, const float (&acc)[MB][R], int warp,
+                                                int lane) {
+  const int g = lane >> 2, q = lane & 3, wq = warp & 3, wgi = warp / 4;
+#pragma unroll
+  for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+      int row, col;  // weight row and token in the tile
+      wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
+      if (col < BN) red[col * RS + row] = acc[mb][i];
+    }
+}
+
 // The store step of wg_body and wgf8_body: this cluster rank's rows of the tile, each element
 // the sum of the KS partial tiles parts[0..KS-1] (fp32, red[token][row], row stride RS; in that
 // order, so the result is the same bits as a rolled loop's), finished by fin(row, col, offset,
@@ -564,17 +580,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // Every issued copy was waited for by the consumers, so the ring is idle: reuse it for the
   // fp32 partial tile red[token][row].
   __syncthreads();
-  if (warp < PRODUCER) {
-    const int g = lane >> 2, q = lane & 3, wq = warp & 3;
-#pragma unroll
-    for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-      for (int i = 0; i < R; i++) {
-        int row, col;  // weight row and token in the tile
-        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
-        if (col < BN) red[col * RS + row] = acc[mb][i];
-      }
-  }
+  if (warp < PRODUCER) wg_park_partial<MB, R, BN, SW, WN, RS>(red, acc, warp, lane);
   if (KS > 1)
     cluster.sync();
   else

@@ -220,17 +220,7 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   }
   // The ring is idle (every copy was waited for): reuse it for the fp32 partial red[token][row].
   __syncthreads();
-  if (warp < PRODUCER) {
-    const int g = lane >> 2, q = lane & 3, wq = warp & 3;
-#pragma unroll
-    for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-      for (int i = 0; i < R; i++) {
-        int row, col;
-        wg_acc_pos<SW, MB, WN>(mb, i, wgi, wq, g, q, row, col);
-        if (col < BN) red[col * RS + row] = acc[mb][i];
-      }
-  }
+  if (warp < PRODUCER) wg_park_partial<MB, R, BN, SW, WN, RS>(red, acc, warp, lane);
   if (KS > 1)
     cluster.sync();
   else
