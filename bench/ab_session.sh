@@ -40,15 +40,12 @@ else
   prefix=""
 fi
 say() { echo "$*" | tee -a "$summary"; }
-step() {  # step NAME LIMIT CMD...: full log in the archive, its tail in the summary
-  local name=$1 limit=$2 t0 rc
-  shift 2
-  t0=$(date +%s)
-  say "=== $name (limit ${limit}s)"
-  timeout -k 5 "$limit" "$@" >"$work/$name.log" 2>&1
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+step() {  # step NAME LIMIT CMD...: full log in the archive, its tail (TAIL, default 12) in the summary
+  local rc
+  TAIL=${TAIL:-12} bench_timed_step "$work" "$summary" "$1" "$@"
   rc=$?
-  say "=== $name: rc=$rc in $(( $(date +%s) - t0 )) s"
-  tail -n "${TAIL:-12}" "$work/$name.log" | tee -a "$summary"
   pack
   return $rc
 }

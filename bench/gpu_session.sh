@@ -32,17 +32,16 @@ stages=("$@")
 summary="$work/summary.txt"
 pack() { tar -C "$work" -czf "$OUT/results.tgz" . 2>/dev/null; cp "$summary" "$OUT/summary.txt" 2>/dev/null; }
 trap pack EXIT
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 # run_stage NAME LIMIT_S CMD...: the stage is killed at LIMIT_S so a slow stage cannot take the
 # results of the others with it; results are packed after every stage for the same reason.
 run_stage() {
-  local name=$1 limit=$2; shift 2
-  local t0
-  t0=$(date +%s)
-  echo "=== stage $name (limit ${limit}s): $*" | tee -a "$summary"
-  timeout -k 5 "$limit" "$@" >"$work/$name.log" 2>&1
-  local rc=$?
-  echo "=== stage $name: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$summary"
-  tail -n "${TAIL:-25}" "$work/$name.log" | tee -a "$summary"
+  local name=$1 limit=$2 rc
+  shift 2
+  echo "--- $name: $*" >>"$summary"
+  bench_timed_step "$work" "$summary" "stage $name" "$name" "$limit" "$@"
+  rc=$?
   pack
   return $rc
 }

@@ -42,6 +42,24 @@ die() {
   exit 2
 }
 
+# bench_timed_step LOGDIR SUMMARY HEADING NAME LIMIT CMD...: the step of a one-call GPU session
+# (gpu_session.sh's stages, ab_session.sh's builds, gates and runs). CMD runs under a LIMIT-second
+# timeout (killed 5 s later), its whole output in LOGDIR/NAME.log; "=== HEADING (limit LIMIT s)"
+# before, "=== HEADING: rc=R in S s" and the log's last TAIL (default 25) lines after, on stdout
+# and appended to SUMMARY. Returns CMD's status (124 or 137 when the limit ended it), so a slow
+# step cannot take the results of the others with it.
+bench_timed_step() {
+  local dir=$1 summary=$2 heading=$3 name=$4 limit=$5 t0 rc
+  shift 5
+  t0=$(date +%s)
+  echo "=== $heading (limit ${limit}s)" | tee -a "$summary"
+  timeout -k 5 "$limit" "$@" >"$dir/$name.log" 2>&1
+  rc=$?
+  echo "=== $heading: rc=$rc in $(($(date +%s) - t0)) s" | tee -a "$summary"
+  tail -n "${TAIL:-25}" "$dir/$name.log" | tee -a "$summary"
+  return $rc
+}
+
 # bench_torch_probe FILE [MODULE...]: in python3, import torch and each MODULE, run a bf16 matmul
 # on the GPU, and write to FILE the versions, the device, and one "lib PATH" line per cuBLAS,
 # cuBLASLt or CUPTI library the process then has mapped. Returns python's exit status (non-zero
