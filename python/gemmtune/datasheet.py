@@ -1,5 +1,6 @@
 """Datasheet memory bandwidth of the GPUs gemmtune is measured on (the rows of
-src/core/gt_roofline.c, which also holds the compute rates).
+src/core/gt_roofline.c, which also holds the compute rates; tests/cli/test_datasheets_agree.sh
+fails when the two differ).
 
 The issues' absolute bandwidth bars are H200 figures. A run on another part keeps the H200
 verdict and prints beside it the same fraction of its own datasheet, as kernels_bench does:
