@@ -94,7 +94,13 @@ static void test_geometry(void **state) {
     if (p->transb == GT_TRANS_T) assert_true(p->tile_n == 64 && p->cluster_m == 1);
     /* persistent CTAs store their tiles from registers: no split, no multicast */
     assert_true(p->persistent == 0 || p->persistent == 1);
-    if (p->persistent) assert_true(p->splitk == 1 && p->cluster_m == 1);
+    if (p->persistent) assert_true(p->splitk == 1 && p->cluster_m == 1 && p->cluster_n == 0);
+    /* weight multicast: 1 x cluster_n x 1 clusters of K-major weights, each CTA loading whole
+     * 8-row swizzle groups of the weight tile; no split, no token multicast */
+    if (p->cluster_n)
+      assert_true((p->cluster_n == 2 || p->cluster_n == 4) && p->splitk == 1 &&
+                  p->cluster_m == 1 && p->transa == GT_TRANS_T &&
+                  p->tile_m % (8 * p->cluster_n) == 0);
     break;
   }
   case GT_KFAM_WGF8: { /* wg's pipeline on 1-byte elements: ring of stages x (A + B) bytes */
@@ -112,6 +118,9 @@ static void test_geometry(void **state) {
     assert_true((p->dtype == GT_DT_F8E4M3FN || p->dtype == GT_DT_F8E5M2) &&
                 (p->b_dtype == GT_DT_F8E4M3FN || p->b_dtype == GT_DT_F8E5M2));
     assert_true(p->d_dtype == GT_DT_BF16 || p->d_dtype == GT_DT_F16 || p->d_dtype == GT_DT_F32);
+    if (p->cluster_n) /* weight multicast, as wg's */
+      assert_true((p->cluster_n == 2 || p->cluster_n == 4) && p->splitk == 1 &&
+                  p->tile_m % (8 * p->cluster_n) == 0);
     break;
   }
   default:
@@ -285,6 +294,20 @@ static const good_case_t k_good[] = {
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 112, .tile_n = 64, .tile_k = 128, .stages = 4, .vec = 8, .splitk = 2,
       .prefetch = 8, .cluster_m = 4, .consumers = 1}},
+    /* weight multicast across token tiles: x<CN> after c, before w */
+    {"gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 64, .tile_n = 32, .tile_k = 128, .stages = 4, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 1, .cluster_n = 2}},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x4_w2_e",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 128, .tile_n = 32, .tile_k = 64, .stages = 4, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 1, .consumers = 2, .cluster_n = 4, .epilogue = true}},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2",
+     {.family = GT_KFAM_WGF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T,
+      .transb = GT_TRANS_N, .tile_m = 64, .tile_n = 32, .tile_k = 256, .stages = 4, .vec = 16,
+      .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 1, .cluster_n = 2,
+      .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
     {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2",
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
@@ -407,6 +430,20 @@ static const bad_case_t k_bad[] = {
     {"wg_persistent_before_warpgroups", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_g1_w2",
      GT_ERR_DATA},
     {"wgf8_persistent", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_g1", GT_ERR_DATA},
+    {"wg_weight_multicast_one", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x1", GT_ERR_DATA},
+    {"wg_weight_multicast_three", "gt_sm90_wg_bf16_tn_t96x32x128_s4_ks1_p8_x3", GT_ERR_DATA},
+    {"wg_weight_multicast_with_split", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks2_p8_x2",
+     GT_ERR_DATA},
+    {"wg_both_multicasts", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2", GT_ERR_DATA},
+    {"wg_weight_multicast_m_major", "gt_sm90_wg_bf16_nn_t64x32x128_s4_ks1_p8_x2", GT_ERR_DATA},
+    {"wg_weight_multicast_short_rows", "gt_sm90_wg_bf16_tn_t48x32x128_s4_ks1_p8_x4",
+     GT_ERR_DATA},
+    {"wg_weight_multicast_persistent", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2_g1",
+     GT_ERR_DATA},
+    {"wg_warpgroups_before_weight_multicast", "gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_w2_x2",
+     GT_ERR_DATA},
+    {"wgf8_weight_multicast_with_split",
+     "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks2_p8_x2", GT_ERR_DATA},
     {"dtf8_one_type", "gt_sm90_dtf8_e4m3_tn_n8_m1_w1x16_u2_s2_ks1_v16", GT_ERR_DATA},
     {"dtf8_bf16_operands", "gt_sm90_dtf8_bf16_bf16_bf16_tn_n8_m1_w1x16_u2_s2_ks1_v16",
      GT_ERR_DATA},

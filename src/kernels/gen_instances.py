@@ -269,11 +269,25 @@ def check_wg_pipeline(p):
     g = p["g"]
     if g not in (0, 1):
         raise SpaceError("wg: g is 0 (one tile per CTA) or 1 (persistent CTAs)")
-    if g and (ks != 1 or cm != 1):
-        raise SpaceError("wg: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1):"
-                         " each stores its tiles from registers")
+    if g and (ks != 1 or cm != 1 or p["x"] != 1):
+        raise SpaceError("wg: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1,"
+                         " x 1): each stores its tiles from registers")
+    check_weight_multicast(p, "wg")
     if not g and bn * (bm + 4) * 4 > st * (bm + bn) * 128:
         raise SpaceError("wg: the fp32 partial tile must fit in the stage ring")
+
+
+def check_weight_multicast(p, fam):
+    """x: CTAs along N of a cluster sharing the weight tile by TMA multicast (1: none)."""
+    (bm, _, _), ks, cn = p["t"], p["ks"], p["x"]
+    if cn == 1:
+        return
+    if cn not in (2, 4) or bm % cn or (bm // cn) % 8:
+        raise SpaceError("%s: x CTAs along N share the weight tile by multicast: x is 2 or 4,"
+                         " BM / x a multiple of 8 weight rows" % fam)
+    if ks != 1 or p.get("c", 1) != 1 or p["layout"][0] != "t":
+        raise SpaceError("%s: weight multicast (x) takes no split (ks 1), no token multicast"
+                         " (c 1) and K-major weights (layout t.)" % fam)
 
 
 def make_wg(p, tdt):
@@ -285,6 +299,9 @@ def make_wg(p, tdt):
     tokens = "t%dx%dx%d_s%d_ks%d_p%d" % (bm, bn, bk, st, ks, pf)
     if cm > 1:
         tokens += "_c%d" % cm  # c1 is left out of the name
+    cn = p["x"]
+    if cn > 1:
+        tokens += "_x%d" % cn  # x1 too
     if cw > 1:
         tokens += "_w%d" % cw  # w1 too
     g = p["g"]
@@ -296,9 +313,12 @@ def make_wg(p, tdt):
     # instances' sources and machine code stay as they are.
     body = (("gtk::wgp_body", [tdt, bm, bn, bk, st, pf, cbool(swapped), cw] + lays) if g else
             ("gtk::wg_body", [tdt, bm, bn, bk, st, ks, pf, cbool(swapped), cm, cw] + lays))
+    row = dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=8, prefetch=pf, cluster_m=cm,
+               consumers=cw, persistent=g)
+    if cn > 1:
+        row["cluster_n"] = cn
     return dict(tokens=tokens, header="gt_wgp.cuh" if g else None,
-                row=dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=8, prefetch=pf,
-                         cluster_m=cm, consumers=cw, persistent=g),
+                row=row, body_tail=[cn] if cn > 1 else [],
                 threads=128 * cw + 32,  # consumer warpgroups + one producer warp
                 smem=st * (bm + b_rows) * bk * 2 + 1024,  # + slack to align the ring to 1 KB
                 static_smem=16 * st,  # the full and empty mbarriers
@@ -335,16 +355,23 @@ def make_wgf8(p, _tdt):
     b_rows = 64 if swapped else bn
     if bn * (bm + 4) * 4 > st * (bm + b_rows) * bk:
         raise SpaceError("wgf8: the fp32 partial tile must fit in the stage ring")
+    check_weight_multicast(p, "wgf8")
+    cn = p["x"]
     ta, tb, td = types
     name_tokens = "t%dx%dx%d_s%d_ks%d_p%d" % (bm, bn, bk, st, ks, pf)
+    if cn > 1:
+        name_tokens += "_x%d" % cn
     if cw > 1:
         name_tokens += "_w%d" % cw
     # Swapped, the tokens are the instruction's A operand and the weights its B.
     f8 = (F8TYPES[tb][2], F8TYPES[ta][2], bm // cw) if swapped else (
         F8TYPES[ta][2], F8TYPES[tb][2], bn)
+    row = dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=16, prefetch=pf, cluster_m=1,
+               consumers=cw, dtype=ta, b_dtype=tb, d_dtype=td)
+    if cn > 1:
+        row["cluster_n"] = cn
     return dict(types="%s_%s_%s" % (ta, tb, td), file_type=ta, tokens=name_tokens,
-                row=dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=16, prefetch=pf,
-                         cluster_m=1, consumers=cw, dtype=ta, b_dtype=tb, d_dtype=td),
+                row=row, body_tail=[cn] if cn > 1 else [],
                 threads=128 * cw + 32,
                 smem=st * (bm + b_rows) * bk + 1024,
                 static_smem=16 * st,
@@ -365,10 +392,10 @@ FAMILIES = {
                        make_decodetc, "gt_decodetc.cuh", 7, "GT_KFAM_DECODETC"),
     "tc": Family(["dtype", "layout", "t", "w", "s", "ks", "a"], make_tc, "gt_tc.cuh", 5,
                  "GT_KFAM_TC"),
-    "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "w", "g"], make_wg, "gt_wg.cuh", 6,
-                 "GT_KFAM_WG"),
-    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "w"], make_wgf8, "gt_wgf8.cuh", 6,
-                   "GT_KFAM_WGF8"),
+    "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "x", "w", "g"], make_wg,
+                 "gt_wg.cuh", 6, "GT_KFAM_WG"),
+    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "x", "w"], make_wgf8, "gt_wgf8.cuh",
+                   6, "GT_KFAM_WGF8"),
     "dtf8": Family(["types", "layout", "n", "m", "w", "u", "s", "ks", "v", "p"], make_dtf8,
                    "gt_dtf8.cuh", 7, "GT_KFAM_DTF8"),
 }
@@ -611,8 +638,11 @@ def make_instance(fam, arch, p, epi=False):
             name, total_smem, arch["target"], arch["max_smem"]))
     # A plain instance's body takes the template's default EPI = false, so its source text is
     # what it was before twins existed; a twin passes true as one more template argument.
+    # Template arguments after EPI (wg's and wgf8's weight multicast) make EPI explicit.
     tmpl, targs = spec["body"]
-    body = "%s<%s>(a);" % (tmpl, ", ".join(str(x) for x in targs + (["true"] if epi else [])))
+    tail = spec.get("body_tail", [])
+    targs = targs + (["true"] if epi else ["false"] if tail else []) + tail
+    body = "%s<%s>(a);" % (tmpl, ", ".join(str(x) for x in targs))
     return dict(name=name, row=row, threads=threads, smem=smem, body=body,
                 header=spec.get("header") or FAMILIES[fam].header, wgmma_n=spec.get("wgmma_n"),
                 wgmma_f8=spec.get("wgmma_f8"), file_type=spec.get("file_type", dt))
@@ -644,8 +674,9 @@ def family_archs(fam, spec, archs):
 
 
 # Keys a space may leave out of a family's defaults and groups, with the value they then take:
-# parameters added after spaces existed (wg's g), so an older space file still expands.
-OPTIONAL_KEYS = {"wg": {"g": [0]}}
+# parameters added after spaces existed (wg's g, wg's and wgf8's x), so an older space file still
+# expands.
+OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"x": [1]}}
 
 
 def expand_group(fam, arch, gi, spec, group, epi):
@@ -777,6 +808,7 @@ def instance_rows(insts, arch_index):
                          r["unroll"], r["stages"], r["vec"], r["splitk"], r["prefetch"],
                          r["cluster_m"], r["consumers"], types,
                          (", .persistent = 1" if r["persistent"] else "") +
+                         (", .cluster_n = %d" % r["cluster_n"] if r.get("cluster_n") else "") +
                          (", .epilogue = true" if r["epilogue"] else "")))
         lines.append("     %d, %d}," % (i["threads"], i["smem"]))
     lines.append("};")

@@ -79,10 +79,16 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
   const bool dtc = p->family == GT_KFAM_DECODETC || p->family == GT_KFAM_DTF8; /* decodetc's */
   if (!wgl && !dtc && p->prefetch != 0)
     return false; /* no token carries it */
-  if (!wgl && (p->cluster_m != 0 || p->consumers != 0)) return false;
+  if (!wgl && (p->cluster_m != 0 || p->consumers != 0 || p->cluster_n != 0)) return false;
   if (p->persistent != 0 &&
-      (p->family != GT_KFAM_WG || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1))
+      (p->family != GT_KFAM_WG || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1 ||
+       p->cluster_n != 0))
     return false; /* g1 is wg's, without a split or multicast */
+  /* Weight multicast (x2, x4): no split, no token multicast, K-major weights. */
+  if (p->cluster_n != 0 &&
+      ((p->cluster_n != 2 && p->cluster_n != 4) || p->splitk != 1 || p->cluster_m > 1 ||
+       p->transa != GT_TRANS_T || p->tile_m % p->cluster_n || (p->tile_m / p->cluster_n) % 8))
+    return false;
   const gt_karch_t *arch = gt_kparams_arch(p);
   if (!arch) return false;
   bool ok = gt_name_append(buf, cap, "%s", K_PREFIX) &&
@@ -132,6 +138,7 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
            gt_name_append(buf, cap, "p%d", p->prefetch) &&
            (p->cluster_m == 1 || gt_name_append(buf, cap, "c%d", p->cluster_m)) &&
+           (p->cluster_n == 0 || gt_name_append(buf, cap, "x%d", p->cluster_n)) &&
            (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers)) &&
            (p->persistent == 0 || gt_name_append(buf, cap, "g%d", p->persistent));
   case GT_KFAM_WGF8:
@@ -144,6 +151,7 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
     return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
            gt_name_append(buf, cap, "p%d", p->prefetch) &&
+           (p->cluster_n == 0 || gt_name_append(buf, cap, "x%d", p->cluster_n)) &&
            (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
   default:
     return false;
@@ -271,21 +279,24 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                                              [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9,
                                              [GT_KFAM_WGF8] = 11, [GT_KFAM_DTF8] = 14};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
-   * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (multicast), then w<CW> (consumer
-   * warpgroups), then g1 (persistent CTAs). They are matched by tag; the canonical-form check
-   * at the end rejects any other order, a repeat or a spelled default. */
+   * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (token multicast), then x<CN> (weight
+   * multicast), then w<CW> (consumer warpgroups), then g1 (persistent CTAs); wgf8 x<CN>, w<CW>.
+   * They are matched by tag; the canonical-form check at the end rejects any other order, a
+   * repeat or a spelled default. */
   static const struct {
     int n;
     struct {
       const char *tag;
       size_t off;
-    } tok[3];
+    } tok[4];
   } k_opt[GT_KFAM__COUNT] = {
       [GT_KFAM_DECODETC] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}},
-      [GT_KFAM_WG] = {3, {{"c", offsetof(gt_kparams_t, cluster_m)},
+      [GT_KFAM_WG] = {4, {{"c", offsetof(gt_kparams_t, cluster_m)},
+                          {"x", offsetof(gt_kparams_t, cluster_n)},
                           {"w", offsetof(gt_kparams_t, consumers)},
                           {"g", offsetof(gt_kparams_t, persistent)}}},
-      [GT_KFAM_WGF8] = {1, {{"w", offsetof(gt_kparams_t, consumers)}}},
+      [GT_KFAM_WGF8] = {2, {{"x", offsetof(gt_kparams_t, cluster_n)},
+                            {"w", offsetof(gt_kparams_t, consumers)}}},
       [GT_KFAM_DTF8] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}}};
   const int extra = t.n - k_ntok[fam];
   if (extra < 0 || extra > k_opt[fam].n)
@@ -293,7 +304,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                       k_family[fam], k_ntok[fam],
                       k_opt[fam].n == 1 ? " (or one more, optional)"
                       : k_opt[fam].n == 2 ? " (or up to two more, optional)"
-                      : k_opt[fam].n    ? " (or up to three more, optional)"
+                      : k_opt[fam].n == 3 ? " (or up to three more, optional)"
+                      : k_opt[fam].n    ? " (or up to four more, optional)"
                                           : "");
 
   if ((s = parse_types(name, &t, out)) != GT_OK) return s;
@@ -427,6 +439,7 @@ bool gt_kparams_equal(const gt_kparams_t *a, const gt_kparams_t *b) {
          a->warps_n == b->warps_n && a->warps_k == b->warps_k && a->unroll == b->unroll &&
          a->stages == b->stages && a->vec == b->vec && a->splitk == b->splitk &&
          a->prefetch == b->prefetch && a->cluster_m == b->cluster_m &&
+         a->cluster_n == b->cluster_n &&
          a->consumers == b->consumers && a->persistent == b->persistent &&
          a->epilogue == b->epilogue &&
          a->b_dtype == b->b_dtype && a->d_dtype == b->d_dtype;

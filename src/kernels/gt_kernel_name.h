@@ -98,6 +98,8 @@ typedef struct gt_kparams {
   int cluster_m; /* wg: CTAs along M of a cluster sharing the token tile by TMA multicast
                     (1 = none); others 0 */
   int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */
+  int cluster_n; /* wg, wgf8: CTAs along N of a cluster sharing the weight tile by TMA multicast
+                    (name token x2 or x4; splitk 1, cluster_m 1, K-major weights); 0 = none */
   int persistent; /* wg: 1 = persistent CTAs (as many as are resident, each looping over weight
                      tiles; name token g1, splitk 1 and cluster_m 1 only); others 0 */
   bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its

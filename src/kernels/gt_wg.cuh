@@ -122,6 +122,17 @@ __device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const void *tmap, u
       "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 }
+// The same with the L2 eviction-priority hint (the weight multicast keeps the hint the one-CTA
+// weight loads have).
+__device__ __forceinline__ void tma_load_2d_mc_hint(uint32_t dst, const void *tmap, uint32_t bar,
+                                                    int c0, int c1, uint16_t mask,
+                                                    uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(dst),
+      "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask), "l"(policy)
+      : "memory");
+}
 // Arrive on the mbarrier at this CTA's shared offset `bar` in cluster CTA `rank`. Default
 // semantics (release at CTA scope): the stage's reads were wgmma's, complete after
 // wgmma.wait_group. A .release.cluster arrive put a cluster-scope fence (ERRBAR) before every
@@ -356,42 +367,63 @@ __device__ __forceinline__ void wg_park_partial(float *red, const float (&acc)[M
 // once an element. A rolled loop waits once an element, and with one CTA of 5 warps on an SM
 // nothing hides that: at 64 tokens a 64-row tile is 4096 elements, 26 per thread, each waiting
 // for a shared (or distributed shared) load and, in fp8, two scale loads in a row.
-template <typename T, typename S, int BM, int BN, int KS, int RS, int NT, typename Fin>
+//
+// TWIN (the epilogue twins): fin runs on indices clamped into the problem, with no branch around
+// its loads, and a bias-only key runs a copy of the loop in which the activation is a constant 0
+// (no ReLU or GELU per element), as wg_store_regs' PRELOAD path.
+template <typename T, typename S, int BM, int BN, int KS, int RS, int NT, bool TWIN = false,
+          typename Fin>
 __device__ __forceinline__ void wg_store_tile(const gt_kargs_t &a, const float *const (&parts)[KS],
                                               int rank, int64_t row0, int64_t tok0, Fin fin) {
   constexpr int RROWS = (BM + KS - 1) / KS, NE = RROWS * BN, U = 4;
   S *D = static_cast<S *>(a.D);
-  for (int e0 = (int)threadIdx.x; e0 < NE; e0 += U * NT) {
-    float v[U];
-    int64_t grow[U], gcol[U];
-    bool ok[U];
+  auto store_all = [&](const int act) {
+    for (int e0 = (int)threadIdx.x; e0 < NE; e0 += U * NT) {
+      float v[U];
+      int64_t grow[U], gcol[U];
+      bool ok[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int e = e0 + u * NT;
-      const int row = rank * RROWS + e % RROWS, col = e / RROWS;
-      grow[u] = row0 + row;
-      gcol[u] = tok0 + col;
-      ok[u] = e < NE && row < BM && grow[u] < a.m && gcol[u] < a.n;
-      float sum = 0.f;
-      if (ok[u]) {
+      for (int u = 0; u < U; u++) {
+        const int e = e0 + u * NT;
+        const int row = rank * RROWS + e % RROWS, col = e / RROWS;
+        grow[u] = row0 + row;
+        gcol[u] = tok0 + col;
+        ok[u] = e < NE && row < BM && grow[u] < a.m && gcol[u] < a.n;
+        float sum = 0.f;
+        if (ok[u]) {
 #pragma unroll
-        for (int src = 0; src < KS; src++) sum += parts[src][col * RS + row];
+          for (int src = 0; src < KS; src++) sum += parts[src][col * RS + row];
+        }
+        v[u] = sum;
       }
-      v[u] = sum;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        if constexpr (TWIN) {
+          const int64_t gr = grow[u] < a.m ? grow[u] : a.m - 1;
+          const int64_t gc = gcol[u] < a.n ? gcol[u] : a.n - 1;
+          v[u] = fin(gr, gc, gr + gc * a.ldc, v[u], act);
+        } else if (ok[u]) {
+          v[u] = fin(grow[u], gcol[u], grow[u] + gcol[u] * a.ldc, v[u], act);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++)
+        if (ok[u]) D[grow[u] + gcol[u] * a.ldc] = T::from_f(v[u]);
     }
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (ok[u]) v[u] = fin(grow[u], gcol[u], grow[u] + gcol[u] * a.ldc, v[u], a.epilogue >> 1);
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (ok[u]) D[grow[u] + gcol[u] * a.ldc] = T::from_f(v[u]);
-  }
+  };
+  const int act = a.epilogue >> 1;
+  if (TWIN && act == 0)
+    store_all(0);
+  else
+    store_all(act);
 }
 
 // EPI: the epilogue twin (the thread that writes an element of D applies the key's epilogue to
-// it, after the cluster's split-K sum); false is the plain instance.
+// it, after the cluster's split-K sum); false is the plain instance. CN > 1: weight multicast
+// across CN token tiles (K-major weights, no split, no token multicast; as wgf8_body's, see
+// gt_wgf8.cuh).
 template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW,
-          bool AMN, bool BMN, bool EPI = false>
+          bool AMN, bool BMN, bool EPI = false, int CN = 1>
 __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 64;                // one 128-byte swizzle row of 16-bit elements
@@ -419,6 +451,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // 8-row (1024-byte) groups, so every sub-box lands in the pattern the full box would have.
   constexpr int BNS = BN / CM;
   static_assert(CM >= 1 && CM * KS <= 8 && BN % CM == 0 && BNS % 8 == 0, "wg multicast");
+  constexpr int BMS = BM / CN;  // weight rows each CTA of a weight-multicast cluster loads
+  static_assert(CN >= 1 && CN <= 4 && BM % CN == 0 && BMS % 8 == 0 &&
+                    (CN == 1 || (KS == 1 && CM == 1 && !AMN)),
+                "wg weight multicast");
+  constexpr int CX = CM * CN;  // CTAs of a multicast cluster (one of CM, CN is 1)
   // A warpgroup's share of the rows starts on an 8-row (1024-byte) swizzle group.
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wg consumer split");
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
@@ -446,20 +483,23 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // data, which would make ptxas serialize the wgmma's (warning C7520).
 
   // Cluster position: x (0..CM-1) along M in the row group, z the split. Ranks are x-fastest.
-  const uint32_t my_rank = CM * KS > 1 ? cluster_ctarank() : 0;
+  const uint32_t my_rank = CM * KS * CN > 1 ? cluster_ctarank() : 0;
+  const uint32_t cy = CN > 1 ? my_rank : 0;  // weight multicast: this CTA's share of the rows
   const uint32_t cx = CM > 1 ? blockIdx.x % CM : 0;
-  const uint32_t group0 = my_rank - cx;  // rank of x = 0 in this CTA's row group
+  // Rank of the first CTA of this CTA's multicast group (x = 0 of its row group; with weight
+  // multicast the cluster is the group: 0).
+  const uint32_t group0 = my_rank - cx - cy;
   cg::cluster_group cluster = cg::this_cluster();
 
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < S; s++) {
       mbar_init(full0 + 8 * s, 1);
-      mbar_init(empty0 + 8 * s, CM > 1 ? 4 * CW * CM : 128 * CW);
+      mbar_init(empty0 + 8 * s, CX > 1 ? 4 * CW * CX : 128 * CW);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if constexpr (CM > 1)
+  if constexpr (CX > 1)
     cluster.sync();  // every peer's barriers exist before any multicast reaches them
   else
     __syncthreads();
@@ -482,7 +522,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
           for (int j = 0; j < BM / 64; j++) tma_prefetch_2d(ta, row0 + j * 64, (int)(kr.beg + i * BOX));
         } else {
-          tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0);
+          tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0 + (int)cy * BMS);
         }
       }
       pdl_wait();
@@ -509,6 +549,14 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
             for (int j = 0; j < BM / 64; j++)
               load_w(dst + b * A_BOX + j * MBOX, row0 + j * 64, kc + b * BOX);
+          } else if constexpr (CN > 1) {
+            const uint32_t d = dst + b * A_BOX + cy * BMS * 128;
+            const int r = row0 + (int)cy * BMS;
+            const uint16_t all = (uint16_t)((1u << CN) - 1);
+            if (a.evict_first)
+              tma_load_2d_mc_hint(d, ta, bar, kc + b * BOX, r, all, evict_first);
+            else
+              tma_load_2d_mc(d, ta, bar, kc + b * BOX, r, all);
           } else {
             load_w(dst + b * A_BOX, kc + b * BOX, row0);
           }
@@ -556,9 +604,9 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
       // slice's group is complete after this wait, so its stage goes back to the producer.
       wg_wait<1>();
       if (it > 0) {
-        if constexpr (CM > 1) {
+        if constexpr (CX > 1) {
           // Lane l of each warp frees the stage in CTA l of the row group (itself included).
-          if (lane < CM) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), group0 + lane);
+          if (lane < CX) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), group0 + lane);
         } else {
           mbar_arrive(empty0 + 8 * ((it - 1) % S));
         }
@@ -574,7 +622,7 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
     // has nothing left to do. No CTA leaves while a peer may still arrive on its barriers.
     if (warp < PRODUCER)
       wg_store_regs<T, uint16_t, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0, fin);
-    if constexpr (CM > 1) cluster.sync();
+    if constexpr (CX > 1) cluster.sync();
     return;
   }
   // Every issued copy was waited for by the consumers, so the ring is idle: reuse it for the
@@ -591,7 +639,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
 #pragma unroll
   for (int src = 0; src < KS; src++)
     parts[src] = KS > 1 ? cluster.map_shared_rank(red, (unsigned)(cx + src * CM)) : red;
-  wg_store_tile<T, uint16_t, BM, BN, KS, RS, 128 * CW + 32>(a, parts, rank, row0, tok0, fin);
+  wg_store_tile<T, uint16_t, BM, BN, KS, RS, 128 * CW + 32, EPI>(a, parts, rank, row0, tok0,
+                                                                 fin);
   // No CTA leaves while a peer may still read its partial or arrive on its barriers.
   if (KS > 1 || CM > 1) cluster.sync();
 }

@@ -78,8 +78,17 @@ __device__ __forceinline__ void wgf8_wait(uint32_t bar, uint32_t parity) {
 
 // TA, TB: operand types (e4m3, e5m2); T: D's type (bf16, f16, f32); the tile, ring, split,
 // prefetch, orientation (SW) and consumer warpgroups (CW) as in wg_body; EPI the epilogue twin.
+//
+// Weight multicast (CN > 1, no split): the CN CTAs of a cluster (1 x CN x 1) own the same BM
+// weight rows and consecutive token tiles. Each loads BM/CN of the rows per box with TMA multicast
+// into the same offset of every peer's ring, so the tile is read from L2 once for CN token tiles
+// (cuBLASLt's 64-token fp8 kernels run such 1 x 2 clusters). A peer writes into this CTA's ring,
+// so a stage is free only when the consumers of all CN CTAs are done with it: each consumer warp
+// arrives on the empty barrier of every CTA of the cluster, and the barrier counts 4 warps x CW x
+// CN (as wg_body's token multicast). The grid along N is a multiple of CN: a CTA past N loads
+// zero tokens, still loads its share of the weights for its peers, and stores nothing.
 template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int KS, int P,
-          bool SW, int CW, bool EPI = false>
+          bool SW, int CW, bool EPI = false, int CN = 1>
 __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 128;         // one 128-byte swizzle row of 1-byte elements
@@ -98,6 +107,11 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
                 "wgf8 tile");
   static_assert((size_t)BN * RS * 4 <= (size_t)S * STAGE, "partial tile fits in the ring");
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wgf8 consumer split");
+  // Each CTA of a multicast cluster loads BMS weight rows, whole 8-row (1024-byte) swizzle
+  // groups, so every sub-box lands in the pattern the full box would have.
+  constexpr int BMS = BM / CN;
+  static_assert(CN >= 1 && CN <= 4 && BM % CN == 0 && BMS % 8 == 0 && (CN == 1 || KS == 1),
+                "wgf8 weight multicast");
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
   using DS = typename f8_store<T>::S;
 
@@ -115,16 +129,20 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   // split may run past K, and TMA zero-fills it, so every slice runs all BK/32 steps.
   const int nk = kr.end > kr.beg ? (int)((kr.end - kr.beg + BK - 1) / BK) : 0;
   cg::cluster_group cluster = cg::this_cluster();
+  const uint32_t cy = CN > 1 ? cluster_ctarank() : 0;  // this CTA's share of the weight rows
 
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < S; s++) {
       mbar_init(full0 + 8 * s, 1);
-      mbar_init(empty0 + 8 * s, 128 * CW);
+      mbar_init(empty0 + 8 * s, CN > 1 ? 4 * CW * CN : 128 * CW);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  if constexpr (CN > 1)
+    cluster.sync();  // every peer's barriers exist before any multicast reaches them
+  else
+    __syncthreads();
 
   float acc[MB][R];
 #pragma unroll
@@ -138,7 +156,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
       const void *ta = &a.tma_a, *tb = &a.tma_b;
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(ta) : "memory");
       const int nbox = (int)((kr.end - kr.beg + BOX - 1) / BOX) * (kr.end > kr.beg);
-      for (int i = 0; i < nbox && i < P; i++) tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0);
+      for (int i = 0; i < nbox && i < P; i++)
+        tma_prefetch_2d(ta, (int)(kr.beg + i * BOX), row0 + (int)cy * BMS);
       pdl_wait();
       pdl_launch_dependents();
       const uint64_t evict_first = l2_evict_first_policy();
@@ -151,7 +170,15 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
         mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
-          if (a.evict_first)
+          if constexpr (CN > 1) {
+            const uint32_t d = dst + b * A_BOX + cy * BMS * BOX;
+            const int r = row0 + (int)cy * BMS;
+            const uint16_t all = (uint16_t)((1u << CN) - 1);
+            if (a.evict_first)
+              tma_load_2d_mc_hint(d, ta, bar, kc + b * BOX, r, all, evict_first);
+            else
+              tma_load_2d_mc(d, ta, bar, kc + b * BOX, r, all);
+          } else if (a.evict_first)
             tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
           else
             tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
@@ -184,7 +211,14 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
       }
       wg_commit();
       wg_wait<1>();
-      if (it > 0) mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      if (it > 0) {
+        if constexpr (CN > 1) {
+          // Lane l of each warp frees the stage in CTA l of the cluster (itself included).
+          if (lane < CN) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), (uint32_t)lane);
+        } else {
+          mbar_arrive(empty0 + 8 * ((it - 1) % S));
+        }
+      }
     }
     wg_wait<0>();
 #pragma unroll
@@ -216,6 +250,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
       else
         wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
     }
+    // No CTA leaves while a peer may still arrive on its barriers.
+    if constexpr (CN > 1) cluster.sync();
     return;
   }
   // The ring is idle (every copy was waited for): reuse it for the fp32 partial red[token][row].
@@ -231,7 +267,7 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
 #pragma unroll
   for (int src = 0; src < KS; src++)
     parts[src] = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
-  wg_store_tile<T, DS, BM, BN, KS, RS, 128 * CW + 32>(a, parts, rank, row0, tok0, fin);
+  wg_store_tile<T, DS, BM, BN, KS, RS, 128 * CW + 32, EPI>(a, parts, rank, row0, tok0, fin);
   if (KS > 1) cluster.sync();
 }
 

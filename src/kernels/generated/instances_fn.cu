@@ -421,6 +421,9 @@ __global__ void gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1(const __grid_constan
 __global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_x2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
@@ -484,6 +487,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8(const __gri
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_x2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_x2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -952,6 +958,9 @@ __global__ void gt_sm90_wg_bf16_tn_t128x16x128_s4_ks1_p8_g1_e(const __grid_const
 __global__ void gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_x2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
@@ -1015,6 +1024,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks2_p8_e(const __g
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_x2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_x2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1487,6 +1499,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1},
     {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1},
     {"gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1},
+    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_x2", (const void *)gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_x2},
+    {"gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x2", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x2},
     {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1},
     {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1},
     {"gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1},
@@ -1550,6 +1565,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_x2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_x2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_x2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_x2},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8},
@@ -2018,6 +2036,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x16x64_s8_ks1_p8_w2_g1_e},
     {"gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s8_ks1_p8_w2_g1_e},
     {"gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1_e", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s6_ks1_p12_g1_e},
+    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_x2_e", (const void *)gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_x2_e},
+    {"gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2_e", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x2_e},
+    {"gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x2_e", (const void *)gt_sm90_wg_bf16_tn_t128x32x64_s4_ks1_p8_x2_e},
     {"gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s9_ks1_p8_w2_g1_e},
     {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e", (const void *)gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2_g1_e},
     {"gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e},
@@ -2081,6 +2102,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks2_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_x2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_x2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_x2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_x2_e},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks1_p8_e},
@@ -2132,7 +2156,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1062;
+const size_t gt_kinstance_fn_count = 1074;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

@@ -2,6 +2,21 @@
 #include "../gt_wgf8.cuh"
 
 extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_f16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::f16, 64, 16, 512, 4, 2, 8, false, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::f16, 128, 64, 256, 4, 1, 8, true, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_f16_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::f16, 128, 64, 256, 4, 2, 8, true, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::f32, 64, 16, 512, 4, 1, 8, false, 1, true>(a);
 }
@@ -14,9 +29,4 @@ gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_
 extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::f32, 128, 64, 256, 4, 1, 8, true, 1, true>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::f32, 128, 64, 256, 4, 2, 8, true, 1, true>(a);
 }
