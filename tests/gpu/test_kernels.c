@@ -325,6 +325,46 @@ static void test_enumerate_keeps_one(void **state) {
   assert_true(active > 0);
 }
 
+/* Weight multicast (x2) is listed only where the same tile's grid without it leaves SMs idle:
+ * 4096 weight rows at 32 tokens in 64 x 16 tiles are 64 x 2 = 128 CTAs (listed on a part of 128
+ * or more SMs), 28672 rows 448 x 2 (excluded, with the reason). */
+static void test_multicast_prune(void **state) {
+  (void)state;
+  int idx = -1;
+  for (size_t i = 0; i < gt_kinstance_count && idx < 0; i++) {
+    const gt_kparams_t *kp = &gt_kinstances[i].params;
+    if (kp->family == GT_KFAM_WG && kp->dtype == GT_DT_BF16 && kp->transa == GT_TRANS_T &&
+        kp->transb == GT_TRANS_N && !kp->epilogue && kp->cluster_n == 2 && kp->tile_m == 64 &&
+        kp->tile_n == 16)
+      idx = (int)i;
+  }
+  if (idx < 0) fail_msg("no plain bf16 TN wg instance t64x16 with x2 in the table");
+  static const shape_case_t small = {"tn_t32_out4096_in4096", "tn", GT_DT_BF16, 4096, 32, 4096,
+                                     0, 0, 0, false};
+  static const shape_case_t large = {"tn_t32_out28672_in4096", "tn", GT_DT_BF16, 28672, 32, 4096,
+                                     0, 0, 0, false};
+  const shape_case_t *cases[] = {&small, &large};
+  for (int c = 0; c < 2; c++) {
+    gt_problem_t p;
+    make_problem(cases[c], GT_EPI_NONE, &p);
+    gt_cand_list_t list = {0};
+    gt_enum_opts_t o = {.max_candidates = 0, .exhaustive = false, .device = 0};
+    if (g_prov->enumerate(&p, &o, &list) != GT_OK) fail_msg("enumerate: %s", gt_err_msg());
+    assert_int_equal(list.n, gt_kinstance_count);
+    const gt_candidate_t *cd = &list.v[idx];
+    assert_string_equal(cd->name, gt_kinstances[idx].name);
+    const int64_t plain = (cases[c]->m / 64) * 2;
+    const bool fills = plain > g_dev.sm_count;
+    const bool said = cd->excluded && strstr(cd->reason, "without the multicast already fills");
+    if (fills != said)
+      fail_msg("%s on %s (%lld plain CTAs, %d SMs): excluded %d, reason '%s'", cd->name,
+               cases[c]->name, (long long)plain, g_dev.sm_count, cd->excluded, cd->reason);
+    if (!fills && cd->excluded)
+      fail_msg("%s excluded on %s: %s", cd->name, cases[c]->name, cd->reason);
+    gt_cand_list_free(&list);
+  }
+}
+
 /* ---- run-level behaviour on buffers of our own -------------------------------------------------- */
 
 typedef struct bufs {
@@ -630,6 +670,8 @@ int main(void) {
              e->shape->name);
     t[n++] = (struct CMUnitTest){e->name, test_enumerate_keeps_one, NULL, NULL, e};
   }
+  t[n++] = (struct CMUnitTest){"multicast_listed_only_where_the_plain_grid_leaves_sms_idle",
+                               test_multicast_prune, NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"run_refuses_misaligned_operands", test_run_refuses_misaligned,
                                NULL, NULL, NULL};
   t[n++] = (struct CMUnitTest){"run_refuses_a_missing_bias", test_run_refuses_missing_bias, NULL,
