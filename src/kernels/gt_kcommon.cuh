@@ -191,6 +191,17 @@ template <typename T, typename S = uint16_t>
 __device__ __forceinline__ float epilogue_apply(const gt_kargs_t &a, int64_t row, float v) {
   return epilogue_apply_act<T, S>(a, row, v, a.epilogue >> 1);
 }
+// Runs f(act) with the key's activation, a constant 0 for a key without one (the bias alone, the
+// common case): a store loop that reaches epilogue_apply_act through f is compiled twice, and
+// its bias-only copy leaves out the ReLU and GELU.
+template <typename F>
+__device__ __forceinline__ void epilogue_by_act(const gt_kargs_t &a, F &&f) {
+  const int act = a.epilogue >> 1;
+  if (act == 0)
+    f(0);
+  else
+    f(act);
+}
 
 // Final value of output element (row, col): D = alpha * acc + beta * C, or the fp32 partial of
 // split blockIdx.z when the K range is split across CTAs (the reduce kernel applies alpha/beta and

@@ -133,6 +133,21 @@ __device__ __forceinline__ void tma_load_2d_mc_hint(uint32_t dst, const void *tm
       "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask), "l"(policy)
       : "memory");
 }
+// The weight multicast's share of one K-major weight box (wg and wgf8, CN CTAs along N): CTA
+// cy of the cluster loads rows [cy * BMS, (cy + 1) * BMS) of the box at (kx, row0), 128-byte
+// swizzle rows, into the same offset of every peer's ring, with the L2 hint when `hint`.
+template <int CN, int BMS>
+__device__ __forceinline__ void wg_load_w_share(uint32_t box, const void *ta, uint32_t bar, int kx,
+                                                int row0, unsigned cy, bool hint,
+                                                uint64_t policy) {
+  const uint32_t d = box + cy * BMS * 128;
+  const int r = row0 + (int)cy * BMS;
+  constexpr uint16_t all = (uint16_t)((1u << CN) - 1);
+  if (hint)
+    tma_load_2d_mc_hint(d, ta, bar, kx, r, all, policy);
+  else
+    tma_load_2d_mc(d, ta, bar, kx, r, all);
+}
 // Arrive on the mbarrier at this CTA's shared offset `bar` in cluster CTA `rank`. Default
 // semantics (release at CTA scope): the stage's reads were wgmma's, complete after
 // wgmma.wait_group. A .release.cluster arrive put a cluster-scope fence (ERRBAR) before every
@@ -328,14 +343,7 @@ __device__ __forceinline__ void wg_store_regs(const gt_kargs_t &a, const float (
         }
       }
     };
-    // Twice: for a key without an activation (the bias alone, the common case) fin gets a
-    // constant 0 and leaves out the ReLU and GELU it would compute for every element before
-    // selecting one (epilogue_apply_act).
-    const int act = a.epilogue >> 1;
-    if (act == 0)
-      store_all(0);
-    else
-      store_all(act);
+    epilogue_by_act(a, store_all);
   }
 }
 
@@ -411,11 +419,10 @@ __device__ __forceinline__ void wg_store_tile(const gt_kargs_t &a, const float *
         if (ok[u]) D[grow[u] + gcol[u] * a.ldc] = T::from_f(v[u]);
     }
   };
-  const int act = a.epilogue >> 1;
-  if (TWIN && act == 0)
-    store_all(0);
+  if constexpr (TWIN)
+    epilogue_by_act(a, store_all);
   else
-    store_all(act);
+    store_all(a.epilogue >> 1);
 }
 
 // EPI: the epilogue twin (the thread that writes an element of D applies the key's epilogue to
@@ -550,13 +557,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
             for (int j = 0; j < BM / 64; j++)
               load_w(dst + b * A_BOX + j * MBOX, row0 + j * 64, kc + b * BOX);
           } else if constexpr (CN > 1) {
-            const uint32_t d = dst + b * A_BOX + cy * BMS * 128;
-            const int r = row0 + (int)cy * BMS;
-            const uint16_t all = (uint16_t)((1u << CN) - 1);
-            if (a.evict_first)
-              tma_load_2d_mc_hint(d, ta, bar, kc + b * BOX, r, all, evict_first);
-            else
-              tma_load_2d_mc(d, ta, bar, kc + b * BOX, r, all);
+            wg_load_w_share<CN, BMS>(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, cy,
+                                     a.evict_first, evict_first);
           } else {
             load_w(dst + b * A_BOX, kc + b * BOX, row0);
           }

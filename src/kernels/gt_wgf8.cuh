@@ -170,15 +170,10 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
         mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
-          if constexpr (CN > 1) {
-            const uint32_t d = dst + b * A_BOX + cy * BMS * BOX;
-            const int r = row0 + (int)cy * BMS;
-            const uint16_t all = (uint16_t)((1u << CN) - 1);
-            if (a.evict_first)
-              tma_load_2d_mc_hint(d, ta, bar, kc + b * BOX, r, all, evict_first);
-            else
-              tma_load_2d_mc(d, ta, bar, kc + b * BOX, r, all);
-          } else if (a.evict_first)
+          if constexpr (CN > 1)
+            wg_load_w_share<CN, BMS>(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, cy,
+                                     a.evict_first, evict_first);
+          else if (a.evict_first)
             tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
           else
             tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
