@@ -779,15 +779,19 @@ static gt_status_t encode_one(gt_tmap_t *out, const void *ptr, gt_dtype_t t, int
   return GT_OK;
 }
 
+/* Rows of a K-major weight box: the tile's, or with weight multicast (cluster_n) each CTA's share
+ * of them (wg and wgf8). */
+static int weight_box_rows(const gt_kparams_t *kp) {
+  return kp->cluster_n > 1 ? kp->tile_m / kp->cluster_n : kp->tile_m;
+}
+
 /* wgf8: both operands K-major, in boxes of 128 fp8 K (the 128-byte swizzle span) x the tile's
  * weight rows, resp. tokens. */
 static gt_status_t encode_tmaps_f8(gt_kargs_t *a, const gt_kparams_t *kp, int64_t m, int64_t n,
                                    int64_t k, int64_t lda, int64_t ldb) {
   pthread_once(&g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
-  /* With weight multicast each CTA of a cluster loads its share of the tile's rows. */
-  const int a_rows = kp->cluster_n > 1 ? kp->tile_m / kp->cluster_n : kp->tile_m;
-  gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, k, m, lda, 128, a_rows);
+  gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, k, m, lda, 128, weight_box_rows(kp));
   if (s != GT_OK) return s;
   return encode_one(&a->tma_b, a->B, kp->b_dtype, k, n, ldb, 128, kp->tile_n);
 }
@@ -798,10 +802,9 @@ static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   /* A stage of tile_k is tile_k / 64 boxes along K: 64 elements = the 128-byte swizzle span.
    * Weights: K-major (transa T) in boxes of 64 K x tile_m rows; M-major (N) in 64 x 64 boxes. */
-  const int a_rows = kp->cluster_n > 1 ? kp->tile_m / kp->cluster_n : kp->tile_m;  /* multicast */
   gt_status_t s =
       kp->transa == GT_TRANS_T
-          ? encode_one(&a->tma_a, a->A, kp->dtype, p->k, p->m, p->lda, 64, a_rows)
+          ? encode_one(&a->tma_a, a->A, kp->dtype, p->k, p->m, p->lda, 64, weight_box_rows(kp))
           : encode_one(&a->tma_a, a->A, kp->dtype, p->m, p->k, p->lda, 64, 64);
   if (s != GT_OK) return s;
   /* Tokens: N-major (transb T) in 64 x 64 boxes. K-major with multicast: each of the cluster_m
