@@ -411,9 +411,10 @@ static bool prune_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why,
     // the cluster's CTAs share one weight read); where that grid already fills the SMs, the
     // clusters only add waves. H100, 4096 x 4096 at 32 tokens (64 x 2 CTAs): fp8 8.37 us against
     // 10.02 for the best tile without; every row whose plain grid was over the SMs lost.
-    if (g.cluster_y > 1 && (int64_t)g.grid[0] * ceil_div(p->n, kp->tile_n) > d->sm_count)
+    const int64_t plain_ctas = (int64_t)g.grid[0] * ceil_div(p->n, kp->tile_n);
+    if (g.cluster_y > 1 && plain_ctas > d->sm_count)
       return snprintf(why, cap, "grid of %lld CTAs without the multicast already fills the %d SMs",
-                      (long long)g.grid[0] * ceil_div(p->n, kp->tile_n), d->sm_count),
+                      (long long)plain_ctas, d->sm_count),
              false;
     if (kp->tile_n > min_tile && kp->tile_n >= 2 * p->n && smaller_tile_exists(kp, p->n))
       return snprintf(why, cap, "tokens tile %d is at least twice n=%lld (a smaller tile exists)",
