@@ -95,11 +95,11 @@ static void test_geometry(void **state) {
     /* persistent CTAs store their tiles from registers: no split, no multicast */
     assert_true(p->persistent == 0 || p->persistent == 1);
     if (p->persistent) assert_true(p->splitk == 1 && p->cluster_m == 1 && p->cluster_n == 0);
-    /* weight multicast: 1 x cluster_n x 1 clusters of K-major weights, each CTA loading whole
-     * 8-row swizzle groups of the weight tile; no split, no token multicast */
+    /* weight multicast: cluster_m x cluster_n x 1 clusters of K-major weights (one portable
+     * cluster), each CTA loading whole 8-row swizzle groups of the weight tile; no split */
     if (p->cluster_n)
       assert_true((p->cluster_n == 2 || p->cluster_n == 4) && p->splitk == 1 &&
-                  p->cluster_m == 1 && p->transa == GT_TRANS_T &&
+                  p->cluster_m * p->cluster_n <= 8 && p->transa == GT_TRANS_T &&
                   p->tile_m % (8 * p->cluster_n) == 0);
     break;
   }
@@ -110,7 +110,11 @@ static void test_geometry(void **state) {
     const int b_rows = swapped ? 64 : p->tile_n;
     smem = p->stages * (p->tile_m + b_rows) * p->tile_k + 1024;
     assert_int_equal(p->tile_k % 128, 0); /* whole 128-byte swizzle boxes of fp8 K */
-    assert_true(p->prefetch >= 1 && p->cluster_m == 1 && p->vec == 16);
+    assert_true(p->prefetch >= 1 && p->vec == 16);
+    /* token multicast: cluster_m x cluster_n x 1 clusters, no split, whole 8-row swizzle groups
+     * of the token tile per CTA */
+    assert_true(p->cluster_m >= 1 && (p->cluster_m == 1 || p->splitk == 1));
+    assert_int_equal(p->tile_n % (8 * p->cluster_m), 0);
     assert_int_equal(p->tile_m % (swapped ? 8 : 64), 0);
     assert_true(p->splitk >= 1 && p->splitk <= 8);
     /* K-major operands only (fp8 wgmma): the nn.Linear layout */
@@ -120,7 +124,7 @@ static void test_geometry(void **state) {
     assert_true(p->d_dtype == GT_DT_BF16 || p->d_dtype == GT_DT_F16 || p->d_dtype == GT_DT_F32);
     if (p->cluster_n) /* weight multicast, as wg's */
       assert_true((p->cluster_n == 2 || p->cluster_n == 4) && p->splitk == 1 &&
-                  p->tile_m % (8 * p->cluster_n) == 0);
+                  p->cluster_m * p->cluster_n <= 8 && p->tile_m % (8 * p->cluster_n) == 0);
     break;
   }
   default:
@@ -308,6 +312,16 @@ static const good_case_t k_good[] = {
       .transb = GT_TRANS_N, .tile_m = 64, .tile_n = 32, .tile_k = 256, .stages = 4, .vec = 16,
       .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 1, .cluster_n = 2,
       .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
+    /* both multicasts: a c x x cluster, c before x */
+    {"gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2_e",
+     {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 64, .tile_n = 32, .tile_k = 128, .stages = 4, .vec = 8, .splitk = 1,
+      .prefetch = 8, .cluster_m = 2, .consumers = 1, .cluster_n = 2, .epilogue = true}},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4",
+     {.family = GT_KFAM_WGF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T,
+      .transb = GT_TRANS_N, .tile_m = 112, .tile_n = 64, .tile_k = 256, .stages = 3, .vec = 16,
+      .splitk = 1, .prefetch = 8, .cluster_m = 4, .consumers = 1,
+      .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
     {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2",
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
@@ -403,7 +417,12 @@ static const bad_case_t k_bad[] = {
      GT_ERR_DATA},
     {"wgf8_fp8_output", "gt_sm90_wgf8_e4m3_e4m3_e4m3_tn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
     {"wgf8_not_tn", "gt_sm90_wgf8_e4m3_e4m3_bf16_nn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
-    {"wgf8_multicast", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2", GT_ERR_DATA},
+    {"wgf8_token_multicast_with_split", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_c2",
+     GT_ERR_DATA},
+    {"wgf8_token_multicast_short_rows", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c4",
+     GT_ERR_DATA},
+    {"wgf8_weight_before_token_multicast",
+     "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_x2_c2", GT_ERR_DATA},
     {"wg_fp8_type", "gt_sm90_wg_e4m3_tn_t64x16x512_s4_ks1_p8", GT_ERR_DATA},
     {"wg_with_alignment_token", "gt_sm90_wg_bf16_tn_t128x16x64_s8_ks4_a8", GT_ERR_DATA},
     {"wg_stages_before_tile", "gt_sm90_wg_bf16_tn_s8_t128x16x64_ks4_p8", GT_ERR_DATA},
@@ -434,7 +453,8 @@ static const bad_case_t k_bad[] = {
     {"wg_weight_multicast_three", "gt_sm90_wg_bf16_tn_t96x32x128_s4_ks1_p8_x3", GT_ERR_DATA},
     {"wg_weight_multicast_with_split", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks2_p8_x2",
      GT_ERR_DATA},
-    {"wg_both_multicasts", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2", GT_ERR_DATA},
+    {"wg_cluster_over_eight", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c4_x4", GT_ERR_DATA},
+    {"wg_token_multicast_short_rows", "gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c4", GT_ERR_DATA},
     {"wg_weight_multicast_m_major", "gt_sm90_wg_bf16_nn_t64x32x128_s4_ks1_p8_x2", GT_ERR_DATA},
     {"wg_weight_multicast_short_rows", "gt_sm90_wg_bf16_tn_t48x32x128_s4_ks1_p8_x4",
      GT_ERR_DATA},

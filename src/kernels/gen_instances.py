@@ -285,9 +285,11 @@ def check_weight_multicast(p, fam):
     if cn not in (2, 4) or bm % cn or (bm // cn) % 8:
         raise SpaceError("%s: x CTAs along N share the weight tile by multicast: x is 2 or 4,"
                          " BM / x a multiple of 8 weight rows" % fam)
-    if ks != 1 or p.get("c", 1) != 1 or p["layout"][0] != "t":
-        raise SpaceError("%s: weight multicast (x) takes no split (ks 1), no token multicast"
-                         " (c 1) and K-major weights (layout t.)" % fam)
+    if ks != 1 or p["layout"][0] != "t":
+        raise SpaceError("%s: weight multicast (x) takes no split (ks 1) and K-major weights"
+                         " (layout t.)" % fam)
+    if p.get("c", 1) * cn > 8:
+        raise SpaceError("%s: a c x x cluster is at most 8 CTAs (one portable cluster)" % fam)
 
 
 def make_wg(p, tdt):
@@ -332,7 +334,7 @@ def make_wgf8(p, _tdt):
     types = f8_types(p, "wgf8")
     if p["layout"] != "tn":
         raise SpaceError("wgf8 is TN only: fp8 wgmma reads both operands K-major")
-    (bm, bn, bk), st, ks, pf, cw = p["t"], p["s"], p["ks"], p["p"], p["w"]
+    (bm, bn, bk), st, ks, pf, cm, cw = p["t"], p["s"], p["ks"], p["p"], p["c"], p["w"]
     if bn not in WG_TOKENS:
         raise SpaceError("wgf8: BN is one of %s" % (WG_TOKENS,))
     swapped = wg_swapped(bm, bn)
@@ -352,6 +354,9 @@ def make_wgf8(p, _tdt):
                                          else (bm // 64) % 2)):
         raise SpaceError("wgf8: w is 1 or 2 consumer warpgroups splitting the weight rows on"
                          " 8-row swizzle groups")
+    if cm < 1 or bn % cm or (bn // cm) % 8 or (cm > 1 and ks != 1):
+        raise SpaceError("wgf8: c CTAs along M share the token tile by multicast: BN / c a"
+                         " multiple of 8 token rows, no split (ks 1)")
     b_rows = 64 if swapped else bn
     if bn * (bm + 4) * 4 > st * (bm + b_rows) * bk:
         raise SpaceError("wgf8: the fp32 partial tile must fit in the stage ring")
@@ -359,6 +364,8 @@ def make_wgf8(p, _tdt):
     cn = p["x"]
     ta, tb, td = types
     name_tokens = "t%dx%dx%d_s%d_ks%d_p%d" % (bm, bn, bk, st, ks, pf)
+    if cm > 1:
+        name_tokens += "_c%d" % cm  # c1 is left out of the name
     if cn > 1:
         name_tokens += "_x%d" % cn
     if cw > 1:
@@ -366,12 +373,14 @@ def make_wgf8(p, _tdt):
     # Swapped, the tokens are the instruction's A operand and the weights its B.
     f8 = (F8TYPES[tb][2], F8TYPES[ta][2], bm // cw) if swapped else (
         F8TYPES[ta][2], F8TYPES[tb][2], bn)
-    row = dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=16, prefetch=pf, cluster_m=1,
+    row = dict(tile_m=bm, tile_n=bn, tile_k=bk, stages=st, vec=16, prefetch=pf, cluster_m=cm,
                consumers=cw, dtype=ta, b_dtype=tb, d_dtype=td)
     if cn > 1:
         row["cluster_n"] = cn
+    # Template arguments after EPI: the weight multicast's CN, then the token multicast's CM.
+    tail = [cn, cm] if cm > 1 else [cn] if cn > 1 else []
     return dict(types="%s_%s_%s" % (ta, tb, td), file_type=ta, tokens=name_tokens,
-                row=row, body_tail=[cn] if cn > 1 else [],
+                row=row, body_tail=tail,
                 threads=128 * cw + 32,
                 smem=st * (bm + b_rows) * bk + 1024,
                 static_smem=16 * st,
@@ -394,8 +403,8 @@ FAMILIES = {
                  "GT_KFAM_TC"),
     "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "x", "w", "g"], make_wg,
                  "gt_wg.cuh", 6, "GT_KFAM_WG"),
-    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "x", "w"], make_wgf8, "gt_wgf8.cuh",
-                   6, "GT_KFAM_WGF8"),
+    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "c", "x", "w"], make_wgf8,
+                   "gt_wgf8.cuh", 6, "GT_KFAM_WGF8"),
     "dtf8": Family(["types", "layout", "n", "m", "w", "u", "s", "ks", "v", "p"], make_dtf8,
                    "gt_dtf8.cuh", 7, "GT_KFAM_DTF8"),
 }
@@ -676,7 +685,7 @@ def family_archs(fam, spec, archs):
 # Keys a space may leave out of a family's defaults and groups, with the value they then take:
 # parameters added after spaces existed (wg's g, wg's and wgf8's x), so an older space file still
 # expands.
-OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"x": [1]}}
+OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"c": [1], "x": [1]}}
 
 
 def expand_group(fam, arch, gi, spec, group, epi):

@@ -84,10 +84,12 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
       (p->family != GT_KFAM_WG || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1 ||
        p->cluster_n != 0))
     return false; /* g1 is wg's, without a split or multicast */
-  /* Weight multicast (x2, x4): no split, no token multicast, K-major weights. */
+  /* Weight multicast (x2, x4): no split, K-major weights; with token multicast (c) one cluster
+   * of at most 8 CTAs. */
   if (p->cluster_n != 0 &&
-      ((p->cluster_n != 2 && p->cluster_n != 4) || p->splitk != 1 || p->cluster_m > 1 ||
-       p->transa != GT_TRANS_T || p->tile_m % p->cluster_n || (p->tile_m / p->cluster_n) % 8))
+      ((p->cluster_n != 2 && p->cluster_n != 4) || p->splitk != 1 ||
+       p->cluster_m * p->cluster_n > 8 || p->transa != GT_TRANS_T || p->tile_m % p->cluster_n ||
+       (p->tile_m / p->cluster_n) % 8))
     return false;
   const gt_karch_t *arch = gt_kparams_arch(p);
   if (!arch) return false;
@@ -130,7 +132,8 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
   case GT_KFAM_WG:
     /* The element width is implied: TMA strides are 16-byte multiples. */
     if (p->tile_m < 1 || p->tile_n < 1 || p->tile_k < 1 || p->stages < 1 || p->splitk < 1 ||
-        p->prefetch < 1 || p->vec != 8 || p->cluster_m < 1 || p->consumers < 1)
+        p->prefetch < 1 || p->vec != 8 || p->cluster_m < 1 || p->consumers < 1 ||
+        p->tile_n % (8 * p->cluster_m))
       return false;
     /* The optional tokens are written only when not at their default (c1, w1 and g0 have no
      * spelling). */
@@ -142,15 +145,17 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
            (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers)) &&
            (p->persistent == 0 || gt_name_append(buf, cap, "g%d", p->persistent));
   case GT_KFAM_WGF8:
-    /* TN only (fp8 wgmma reads K-major operands), 1-byte elements in 16-byte TMA strides, no
-     * multicast token. */
+    /* TN only (fp8 wgmma reads K-major operands), 1-byte elements in 16-byte TMA strides; token
+     * multicast (c) without a split. */
     if (p->transa != GT_TRANS_T || p->transb != GT_TRANS_N || p->tile_m < 1 || p->tile_n < 1 ||
         p->tile_k < 1 || p->stages < 1 || p->splitk < 1 || p->prefetch < 1 || p->vec != 16 ||
-        p->cluster_m != 1 || p->consumers < 1)
+        p->cluster_m < 1 || p->consumers < 1 || (p->cluster_m > 1 && p->splitk != 1) ||
+        p->tile_n % (8 * p->cluster_m))
       return false;
     return gt_name_append(buf, cap, "t%dx%dx%d", p->tile_m, p->tile_n, p->tile_k) &&
            gt_name_append(buf, cap, "s%d", p->stages) && gt_name_append(buf, cap, "ks%d", p->splitk) &&
            gt_name_append(buf, cap, "p%d", p->prefetch) &&
+           (p->cluster_m == 1 || gt_name_append(buf, cap, "c%d", p->cluster_m)) &&
            (p->cluster_n == 0 || gt_name_append(buf, cap, "x%d", p->cluster_n)) &&
            (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
   default:
@@ -295,7 +300,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                           {"x", offsetof(gt_kparams_t, cluster_n)},
                           {"w", offsetof(gt_kparams_t, consumers)},
                           {"g", offsetof(gt_kparams_t, persistent)}}},
-      [GT_KFAM_WGF8] = {2, {{"x", offsetof(gt_kparams_t, cluster_n)},
+      [GT_KFAM_WGF8] = {3, {{"c", offsetof(gt_kparams_t, cluster_m)},
+                            {"x", offsetof(gt_kparams_t, cluster_n)},
                             {"w", offsetof(gt_kparams_t, consumers)}}},
       [GT_KFAM_DTF8] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}}};
   const int extra = t.n - k_ntok[fam];

@@ -81,7 +81,7 @@ typedef enum gt_kfamily {
  * unroll     chunks/batch    chunks/batch         -                    -
  * stages     -               pipeline stages      cp.async stages      TMA ring stages
  * vec        elements/load   8                    alignment (8 or 1)   8 (TMA strides)
- * wgf8 as wg, with vec 16 (TMA's 16-byte strides in 1-byte elements), cluster_m 1.
+ * wgf8 as wg, with vec 16 (TMA's 16-byte strides in 1-byte elements), cluster_m only unsplit.
  * dtf8 as decodetc, with vec 16 (16 one-byte elements per load) and splitk 1.
  * splitk     splits of K across CTAs (1 = none), all families */
 typedef struct gt_kparams {
@@ -95,11 +95,12 @@ typedef struct gt_kparams {
   int unroll, stages, vec, splitk;
   int prefetch; /* prefetched into L2 before the PDL wait: wg 64-wide weight boxes (>= 1),
                    decodetc KB of each weight row (0 = none); others 0 */
-  int cluster_m; /* wg: CTAs along M of a cluster sharing the token tile by TMA multicast
-                    (1 = none); others 0 */
+  int cluster_m; /* wg, wgf8: CTAs along M of a cluster sharing the token tile by TMA
+                    multicast (1 = none; wgf8: splitk 1); others 0 */
   int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */
   int cluster_n; /* wg, wgf8: CTAs along N of a cluster sharing the weight tile by TMA multicast
-                    (name token x2 or x4; splitk 1, cluster_m 1, K-major weights); 0 = none */
+                    (name token x2 or x4; splitk 1, K-major weights, cluster_m x cluster_n
+                    <= 8); 0 = none */
   int persistent; /* wg: 1 = persistent CTAs (as many as are resident, each looping over weight
                      tiles; name token g1, splitk 1 and cluster_m 1 only); others 0 */
   bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its

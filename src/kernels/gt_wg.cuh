@@ -133,20 +133,28 @@ __device__ __forceinline__ void tma_load_2d_mc_hint(uint32_t dst, const void *tm
       "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask), "l"(policy)
       : "memory");
 }
+// Ranks N CTAs apart by STRIDE, from rank 0: the bits of one column of a CM x CN cluster
+// (ranks are x-fastest, so the CTAs that own the same weight rows are cx + CM * j).
+template <int N, int STRIDE> __device__ constexpr uint16_t rank_column_mask() {
+  uint32_t m = 0;
+  for (int j = 0; j < N; j++) m |= 1u << (j * STRIDE);
+  return (uint16_t)m;
+}
 // The weight multicast's share of one K-major weight box (wg and wgf8, CN CTAs along N): CTA
-// cy of the cluster loads rows [cy * BMS, (cy + 1) * BMS) of the box at (kx, row0), 128-byte
-// swizzle rows, into the same offset of every peer's ring, with the L2 hint when `hint`.
-template <int CN, int BMS>
+// cy of the column loads rows [cy * BMS, (cy + 1) * BMS) of the box at (kx, row0), 128-byte
+// swizzle rows, into the same offset of every peer's ring that owns those rows (the CTAs cx +
+// CM * j of a CM x CN cluster), with the L2 hint when `hint`.
+template <int CN, int BMS, int CM = 1>
 __device__ __forceinline__ void wg_load_w_share(uint32_t box, const void *ta, uint32_t bar, int kx,
                                                 int row0, unsigned cy, bool hint,
-                                                uint64_t policy) {
+                                                uint64_t policy, unsigned cx = 0) {
   const uint32_t d = box + cy * BMS * 128;
   const int r = row0 + (int)cy * BMS;
-  constexpr uint16_t all = (uint16_t)((1u << CN) - 1);
+  const uint16_t peers = (uint16_t)(rank_column_mask<CN, CM>() << cx);
   if (hint)
-    tma_load_2d_mc_hint(d, ta, bar, kx, r, all, policy);
+    tma_load_2d_mc_hint(d, ta, bar, kx, r, peers, policy);
   else
-    tma_load_2d_mc(d, ta, bar, kx, r, all);
+    tma_load_2d_mc(d, ta, bar, kx, r, peers);
 }
 // Arrive on the mbarrier at this CTA's shared offset `bar` in cluster CTA `rank`. Default
 // semantics (release at CTA scope): the stage's reads were wgmma's, complete after
@@ -427,8 +435,9 @@ __device__ __forceinline__ void wg_store_tile(const gt_kargs_t &a, const float *
 
 // EPI: the epilogue twin (the thread that writes an element of D applies the key's epilogue to
 // it, after the cluster's split-K sum); false is the plain instance. CN > 1: weight multicast
-// across CN token tiles (K-major weights, no split, no token multicast; as wgf8_body's, see
-// gt_wgf8.cuh).
+// across CN token tiles (K-major weights, no split; as wgf8_body's, see gt_wgf8.cuh). With CM > 1
+// too the cluster is CM x CN x 1: the CTAs of a row (same token tile) share the tokens, those of
+// a column (same weight rows) the weights, and every stage is freed by all CM x CN CTAs.
 template <typename T, int BM, int BN, int BK, int S, int KS, int P, bool SW, int CM, int CW,
           bool AMN, bool BMN, bool EPI = false, int CN = 1>
 __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
@@ -460,9 +469,9 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   static_assert(CM >= 1 && CM * KS <= 8 && BN % CM == 0 && BNS % 8 == 0, "wg multicast");
   constexpr int BMS = BM / CN;  // weight rows each CTA of a weight-multicast cluster loads
   static_assert(CN >= 1 && CN <= 4 && BM % CN == 0 && BMS % 8 == 0 &&
-                    (CN == 1 || (KS == 1 && CM == 1 && !AMN)),
+                    (CN == 1 || (KS == 1 && !AMN && CM * CN <= 8)),
                 "wg weight multicast");
-  constexpr int CX = CM * CN;  // CTAs of a multicast cluster (one of CM, CN is 1)
+  constexpr int CX = CM * CN;  // CTAs of a multicast cluster
   // A warpgroup's share of the rows starts on an 8-row (1024-byte) swizzle group.
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wg consumer split");
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
@@ -489,13 +498,14 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // every slice loads all its boxes and runs all BK/16 wgmma steps; no branch depends on the
   // data, which would make ptxas serialize the wgmma's (warning C7520).
 
-  // Cluster position: x (0..CM-1) along M in the row group, z the split. Ranks are x-fastest.
+  // Cluster position: x (0..CM-1) along M in the row group, y (0..CN-1) along N, z the split.
+  // Ranks are x-fastest.
   const uint32_t my_rank = CM * KS * CN > 1 ? cluster_ctarank() : 0;
-  const uint32_t cy = CN > 1 ? my_rank : 0;  // weight multicast: this CTA's share of the rows
+  const uint32_t cy = CN > 1 ? my_rank / CM : 0;  // weight multicast: this CTA's share of the rows
   const uint32_t cx = CM > 1 ? blockIdx.x % CM : 0;
-  // Rank of the first CTA of this CTA's multicast group (x = 0 of its row group; with weight
-  // multicast the cluster is the group: 0).
-  const uint32_t group0 = my_rank - cx - cy;
+  // Rank of the first CTA of the CTAs that free each other's stages: x = 0 of the row group of
+  // this split; with weight multicast (no split) the whole cluster: 0.
+  const uint32_t group0 = my_rank - cx - CM * cy;
   cg::cluster_group cluster = cg::this_cluster();
 
   if (threadIdx.x == 0) {
@@ -557,8 +567,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
             for (int j = 0; j < BM / 64; j++)
               load_w(dst + b * A_BOX + j * MBOX, row0 + j * 64, kc + b * BOX);
           } else if constexpr (CN > 1) {
-            wg_load_w_share<CN, BMS>(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, cy,
-                                     a.evict_first, evict_first);
+            wg_load_w_share<CN, BMS, CM>(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, cy,
+                                         a.evict_first, evict_first, cx);
           } else {
             load_w(dst + b * A_BOX, kc + b * BOX, row0);
           }
@@ -566,7 +576,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
             tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, tok0, kc + b * BOX);
           else if constexpr (CM > 1)
             tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
-                           tok0 + (int)cx * BNS, (uint16_t)(((1u << CM) - 1) << group0));
+                           tok0 + (int)cx * BNS,
+                           (uint16_t)(((1u << CM) - 1) << (group0 + CM * cy)));
           else
             tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
         }
@@ -607,7 +618,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
       wg_wait<1>();
       if (it > 0) {
         if constexpr (CX > 1) {
-          // Lane l of each warp frees the stage in CTA l of the row group (itself included).
+          // Lane l of each warp frees the stage in CTA l of the row group (itself included;
+          // with weight multicast, of the cluster).
           if (lane < CX) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), group0 + lane);
         } else {
           mbar_arrive(empty0 + 8 * ((it - 1) % S));

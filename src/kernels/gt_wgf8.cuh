@@ -87,8 +87,16 @@ __device__ __forceinline__ void wgf8_wait(uint32_t bar, uint32_t parity) {
 // arrives on the empty barrier of every CTA of the cluster, and the barrier counts 4 warps x CW x
 // CN (as wg_body's token multicast). The grid along N is a multiple of CN: a CTA past N loads
 // zero tokens, still loads its share of the weights for its peers, and stores nothing.
+//
+// Token multicast (CM > 1, no split; wg_body's `c`): the CM CTAs of a cluster row own
+// consecutive weight tiles and the same tokens, and each loads BN/CM of the token rows per box
+// into every peer's ring (cuBLASLt's 64-token fp8 kernels on large weights run cl2x1 and cl4x1).
+// With both, the cluster is CM x CN x 1 (ranks x-fastest): a CTA's token share goes to the CTAs
+// of its row, its weight share to those of its column, and a stage is free only when the
+// consumers of all CM x CN CTAs are done with it. The grid along M is a multiple of CM: a CTA
+// past M loads zero weights, still loads its share of the tokens, and stores nothing.
 template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int KS, int P,
-          bool SW, int CW, bool EPI = false, int CN = 1>
+          bool SW, int CW, bool EPI = false, int CN = 1, int CM = 1>
 __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   namespace cg = cooperative_groups;
   constexpr int BOX = 128;         // one 128-byte swizzle row of 1-byte elements
@@ -112,6 +120,10 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   constexpr int BMS = BM / CN;
   static_assert(CN >= 1 && CN <= 4 && BM % CN == 0 && BMS % 8 == 0 && (CN == 1 || KS == 1),
                 "wgf8 weight multicast");
+  constexpr int BNS = BN / CM;  // token rows each CTA of a token-multicast cluster loads
+  static_assert(CM >= 1 && BN % CM == 0 && BNS % 8 == 0 && (CM == 1 || KS == 1) && CM * CN <= 8,
+                "wgf8 token multicast");
+  constexpr int CX = CM * CN;  // CTAs of a multicast cluster
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
   using DS = typename f8_store<T>::S;
 
@@ -129,17 +141,19 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   // split may run past K, and TMA zero-fills it, so every slice runs all BK/32 steps.
   const int nk = kr.end > kr.beg ? (int)((kr.end - kr.beg + BK - 1) / BK) : 0;
   cg::cluster_group cluster = cg::this_cluster();
-  const uint32_t cy = CN > 1 ? cluster_ctarank() : 0;  // this CTA's share of the weight rows
+  const uint32_t my_rank = CX > 1 ? cluster_ctarank() : 0;
+  const uint32_t cy = CN > 1 ? my_rank / CM : 0;  // this CTA's share of the weight rows
+  const uint32_t cx = CM > 1 ? my_rank % CM : 0;  // this CTA's share of the tokens
 
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < S; s++) {
       mbar_init(full0 + 8 * s, 1);
-      mbar_init(empty0 + 8 * s, CN > 1 ? 4 * CW * CN : 128 * CW);
+      mbar_init(empty0 + 8 * s, CX > 1 ? 4 * CW * CX : 128 * CW);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if constexpr (CN > 1)
+  if constexpr (CX > 1)
     cluster.sync();  // every peer's barriers exist before any multicast reaches them
   else
     __syncthreads();
@@ -171,13 +185,17 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
 #pragma unroll
         for (int b = 0; b < NBOX; b++) {
           if constexpr (CN > 1)
-            wg_load_w_share<CN, BMS>(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, cy,
-                                     a.evict_first, evict_first);
+            wg_load_w_share<CN, BMS, CM>(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, cy,
+                                         a.evict_first, evict_first, cx);
           else if (a.evict_first)
             tma_load_2d_hint(dst + b * A_BOX, ta, bar, kc + b * BOX, row0, evict_first);
           else
             tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
-          tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
+          if constexpr (CM > 1)
+            tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
+                           tok0 + (int)cx * BNS, (uint16_t)(((1u << CM) - 1) << (CM * cy)));
+          else
+            tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
         }
       }
     } else {
@@ -207,9 +225,9 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
       wg_commit();
       wg_wait<1>();
       if (it > 0) {
-        if constexpr (CN > 1) {
+        if constexpr (CX > 1) {
           // Lane l of each warp frees the stage in CTA l of the cluster (itself included).
-          if (lane < CN) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), (uint32_t)lane);
+          if (lane < CX) mbar_arrive_remote(empty0 + 8 * ((it - 1) % S), (uint32_t)lane);
         } else {
           mbar_arrive(empty0 + 8 * ((it - 1) % S));
         }
@@ -246,7 +264,7 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
         wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
     }
     // No CTA leaves while a peer may still arrive on its barriers.
-    if constexpr (CN > 1) cluster.sync();
+    if constexpr (CX > 1) cluster.sync();
     return;
   }
   // The ring is idle (every copy was waited for): reuse it for the fp32 partial red[token][row].

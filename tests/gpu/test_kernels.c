@@ -184,9 +184,10 @@ static int fam_count(const gt_problem_t *p, gt_kfamily_t fam) {
 /* The activation keys' sample: of the twins a key's hard rules accept, per family the first, the
  * first split-K one (tc: through the reduce kernel; wg: in the cluster), the first wg one with
  * token multicast or two consumer warpgroups, the first persistent wg one, the first one with
- * weight multicast, and every 16th.
+ * weight multicast, the first with token multicast (wg, wgf8), the first with both, and every
+ * 16th.
  * seen[] counts per family. */
-static bool sample_twin(const gt_kparams_t *kp, int (*seen)[5]) {
+static bool sample_twin(const gt_kparams_t *kp, int (*seen)[7]) {
   int *s = seen[kp->family];
   const int nth = s[0]++;
   bool take = nth == 0 || nth % 16 == 0;
@@ -195,6 +196,8 @@ static bool sample_twin(const gt_kparams_t *kp, int (*seen)[5]) {
     take = true;
   if (kp->family == GT_KFAM_WG && kp->persistent && !s[3]++) take = true;
   if (kp->cluster_n > 1 && !s[4]++) take = true; /* weight multicast (wg, wgf8) */
+  if (kp->cluster_m > 1 && !s[5]++) take = true; /* token multicast (wg, wgf8) */
+  if (kp->cluster_m > 1 && kp->cluster_n > 1 && !s[6]++) take = true; /* a 2-D cluster */
   return take;
 }
 
@@ -214,7 +217,7 @@ static void test_gate_all(void **state) {
 
   int passed = 0, refused = 0, failed = 0;
   int fam_passed[GT_KFAM__COUNT] = {0};
-  int seen[GT_KFAM__COUNT][5] = {{0}};
+  int seen[GT_KFAM__COUNT][7] = {{0}};
   char fails[2048] = "";
   for (size_t i = 0; i < gt_kinstance_count; i++) {
     const gt_kinstance_t *in = &gt_kinstances[i];

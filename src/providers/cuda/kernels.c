@@ -98,7 +98,7 @@ typedef struct kstate {
   gt_kargs_t args; /* pointers and alpha/beta filled per run */
   const void *fn, *reduce;
   unsigned grid[3], reduce_blocks;
-  unsigned cluster_x; /* CTAs per cluster along x (wg token multicast), 1 = none */
+  unsigned cluster_x; /* CTAs per cluster along x (wg/wgf8 token multicast), 1 = none */
   unsigned cluster_y; /* CTAs per cluster along y (wg/wgf8 weight multicast), 1 = none */
   unsigned cluster_z; /* CTAs per cluster along z (wg split-K), 1 = no cluster */
   int threads, smem;
@@ -219,8 +219,11 @@ typedef struct kgeom {
  * that many, each CTA looping over the weight tiles); ignored for the others. */
 static void geometry(const gt_kparams_t *kp, const gt_problem_t *p, int64_t slots, kgeom_t *g) {
   const int64_t gran = k_granule(kp);
-  /* wg with multicast: the grid along M is whole clusters (a CTA past M loads zeros). */
-  g->cluster_x = kp->family == GT_KFAM_WG && kp->cluster_m > 1 ? (unsigned)kp->cluster_m : 1;
+  /* Token multicast (wg, wgf8): the grid along M is whole clusters (a CTA past M loads zero
+   * weights and its share of the tokens for its peers, and stores nothing). */
+  g->cluster_x = (kp->family == GT_KFAM_WG || kp->family == GT_KFAM_WGF8) && kp->cluster_m > 1
+                     ? (unsigned)kp->cluster_m
+                     : 1;
   g->grid[0] = ceil_div(ceil_div(p->m, rows_per_cta(kp)), g->cluster_x) * g->cluster_x;
   /* Weight multicast: the grid along N is whole clusters (a CTA past N loads zero tokens and
    * its share of the weights for its peers, and stores nothing). */
@@ -786,15 +789,21 @@ static int weight_box_rows(const gt_kparams_t *kp) {
   return kp->cluster_n > 1 ? kp->tile_m / kp->cluster_n : kp->tile_m;
 }
 
+/* Rows of a K-major token box: the tile's, or with token multicast (cluster_m) each CTA's share
+ * of them (wg and wgf8). */
+static int token_box_rows(const gt_kparams_t *kp) {
+  return kp->cluster_m > 1 ? kp->tile_n / kp->cluster_m : kp->tile_n;
+}
+
 /* wgf8: both operands K-major, in boxes of 128 fp8 K (the 128-byte swizzle span) x the tile's
- * weight rows, resp. tokens. */
+ * weight rows, resp. tokens (a multicast CTA's share of them). */
 static gt_status_t encode_tmaps_f8(gt_kargs_t *a, const gt_kparams_t *kp, int64_t m, int64_t n,
                                    int64_t k, int64_t lda, int64_t ldb) {
   pthread_once(&g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   gt_status_t s = encode_one(&a->tma_a, a->A, kp->dtype, k, m, lda, 128, weight_box_rows(kp));
   if (s != GT_OK) return s;
-  return encode_one(&a->tma_b, a->B, kp->b_dtype, k, n, ldb, 128, kp->tile_n);
+  return encode_one(&a->tma_b, a->B, kp->b_dtype, k, n, ldb, 128, token_box_rows(kp));
 }
 
 static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_problem_t *p) {
@@ -812,8 +821,7 @@ static gt_status_t encode_tmaps(gt_kargs_t *a, const gt_kparams_t *kp, const gt_
    * CTAs of a row group loads its share of the tokens. */
   if (kp->transb == GT_TRANS_T)
     return encode_one(&a->tma_b, a->B, kp->dtype, p->n, p->k, p->ldb, 64, 64);
-  const int b_rows = kp->cluster_m > 1 ? kp->tile_n / kp->cluster_m : kp->tile_n;
-  return encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, b_rows);
+  return encode_one(&a->tma_b, a->B, kp->dtype, p->k, p->n, p->ldb, 64, token_box_rows(kp));
 }
 
 static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stream) {
