@@ -515,7 +515,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2(const __g
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
@@ -1068,7 +1070,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2_e(const _
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1625,7 +1629,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
@@ -2178,7 +2184,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
@@ -2220,7 +2228,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1106;
+const size_t gt_kinstance_fn_count = 1110;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

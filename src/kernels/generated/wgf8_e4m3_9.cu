@@ -27,6 +27,6 @@ gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4(const __grid_constant__ g
 }
 
 extern "C" __global__ void __launch_bounds__(288)
-gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 128, 32, 256, 4, 1, 8, false, 2, false, 1, 2>(a);
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 128, 16, 256, 4, 1, 8, false, 2, false, 1, 2>(a);
 }
