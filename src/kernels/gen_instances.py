@@ -683,8 +683,8 @@ def family_archs(fam, spec, archs):
 
 
 # Keys a space may leave out of a family's defaults and groups, with the value they then take:
-# parameters added after spaces existed (wg's g, wg's and wgf8's x), so an older space file still
-# expands.
+# parameters added after spaces existed (wg's g, wg's and wgf8's x, wgf8's c), so an older space
+# file still expands.
 OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"c": [1], "x": [1]}}
 
 

@@ -84,12 +84,14 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
       (p->family != GT_KFAM_WG || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1 ||
        p->cluster_n != 0))
     return false; /* g1 is wg's, without a split or multicast */
-  /* Weight multicast (x2, x4): no split, K-major weights; with token multicast (c) one cluster
-   * of at most 8 CTAs. */
+  /* A cluster is at most 8 CTAs (portable): token multicast x split (wg) or x weight multicast. */
+  if (p->cluster_m > 1 && (p->cluster_m * p->splitk > 8 ||
+                           (p->cluster_n > 1 && p->cluster_m * p->cluster_n > 8)))
+    return false;
+  /* Weight multicast (x2, x4): no split, K-major weights. */
   if (p->cluster_n != 0 &&
-      ((p->cluster_n != 2 && p->cluster_n != 4) || p->splitk != 1 ||
-       p->cluster_m * p->cluster_n > 8 || p->transa != GT_TRANS_T || p->tile_m % p->cluster_n ||
-       (p->tile_m / p->cluster_n) % 8))
+      ((p->cluster_n != 2 && p->cluster_n != 4) || p->splitk != 1 || p->transa != GT_TRANS_T ||
+       p->tile_m % p->cluster_n || (p->tile_m / p->cluster_n) % 8))
     return false;
   const gt_karch_t *arch = gt_kparams_arch(p);
   if (!arch) return false;
@@ -285,7 +287,8 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                                              [GT_KFAM_WGF8] = 11, [GT_KFAM_DTF8] = 14};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
    * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (token multicast), then x<CN> (weight
-   * multicast), then w<CW> (consumer warpgroups), then g1 (persistent CTAs); wgf8 x<CN>, w<CW>.
+   * multicast), then w<CW> (consumer warpgroups), then g1 (persistent CTAs); wgf8 c<CM>, x<CN>,
+   * w<CW>.
    * They are matched by tag; the canonical-form check at the end rejects any other order, a
    * repeat or a spelled default. */
   static const struct {

@@ -28,7 +28,8 @@
 // clusters and reads a quarter of our L2 hits). A peer writes into this CTA's ring, so a stage is
 // free only when the consumers of all CM CTAs are done with it: each consumer warp arrives on the
 // empty barrier of every CTA of its row group (remote mbarrier arrive), and the barrier counts 4
-// warps x CM. A CTA's full barrier may see a peer's bytes before its own expect_tx; the producer's
+// warps x CW x CM (x CN with weight multicast too: then every CTA of the CM x CN cluster frees
+// every stage, see wg_body). A CTA's full barrier may see a peer's bytes before its own expect_tx; the producer's
 // own arrival keeps the phase open until then. A cluster barrier after the barrier init (no peer
 // writes into an uninitialized ring) and one at the end (no CTA exits while a peer may still arrive
 // on its barriers) frame the loop. The grid along M is a multiple of CM: a CTA past M loads zeros
