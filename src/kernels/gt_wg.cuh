@@ -29,12 +29,13 @@
 // free only when the consumers of all CM CTAs are done with it: each consumer warp arrives on the
 // empty barrier of every CTA of its row group (remote mbarrier arrive), and the barrier counts 4
 // warps x CW x CM (x CN with weight multicast too: then every CTA of the CM x CN cluster frees
-// every stage, see wg_body). A CTA's full barrier may see a peer's bytes before its own expect_tx; the producer's
-// own arrival keeps the phase open until then. A cluster barrier after the barrier init (no peer
-// writes into an uninitialized ring) and one at the end (no CTA exits while a peer may still arrive
-// on its barriers) frame the loop. The grid along M is a multiple of CM: a CTA past M loads zeros
-// and stores nothing. Measured on the H200: no faster than the same tile without it (the token
-// reads are not what limits these kernels); a few instances keep it gated.
+// every stage, see wg_body). A CTA's full barrier may see a peer's bytes before its own
+// expect_tx; the producer's own arrival keeps the phase open until then. A cluster barrier after
+// the barrier init (no peer writes into an uninitialized ring) and one at the end (no CTA exits
+// while a peer may still arrive on its barriers) frame the loop. The grid along M is a multiple
+// of CM: a CTA past M loads zeros and stores nothing. Measured on the H200: no faster than the
+// same tile without it (the token reads are not what limits these kernels); a few instances keep
+// it gated.
 //
 // Two consumer warpgroups (CW = 2): the tile's weight rows are split between them (swapped:
 // BM/2 rows each as wgmma's N; otherwise half of the m64 blocks each). Both read every stage and
@@ -156,6 +157,15 @@ __device__ __forceinline__ void wg_load_w_share(uint32_t box, const void *ta, ui
     tma_load_2d_mc_hint(d, ta, bar, kx, r, peers, policy);
   else
     tma_load_2d_mc(d, ta, bar, kx, r, peers);
+}
+// The token multicast's share of one K-major token box (wg and wgf8, CM CTAs along M): CTA cx of
+// the row loads token rows [cx * BNS, (cx + 1) * BNS) of the box at (kx, tok0) into the same
+// offset of the rings of the CM CTAs from rank `first` on.
+template <int CM, int BNS>
+__device__ __forceinline__ void wg_load_t_share(uint32_t box, const void *tb, uint32_t bar, int kx,
+                                                int tok0, unsigned cx, unsigned first) {
+  tma_load_2d_mc(box + cx * BNS * 128, tb, bar, kx, tok0 + (int)cx * BNS,
+                 (uint16_t)(((1u << CM) - 1) << first));
 }
 // Arrive on the mbarrier at this CTA's shared offset `bar` in cluster CTA `rank`. Default
 // semantics (release at CTA scope): the stage's reads were wgmma's, complete after
@@ -576,9 +586,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
           if constexpr (BMN)
             tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, tok0, kc + b * BOX);
           else if constexpr (CM > 1)
-            tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
-                           tok0 + (int)cx * BNS,
-                           (uint16_t)(((1u << CM) - 1) << (group0 + CM * cy)));
+            wg_load_t_share<CM, BNS>(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0, cx,
+                                     group0 + CM * cy);
           else
             tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
         }

@@ -192,8 +192,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
           else
             tma_load_2d(dst + b * A_BOX, ta, bar, kc + b * BOX, row0);
           if constexpr (CM > 1)
-            tma_load_2d_mc(dst + A_BYTES + b * B_BOX + cx * BNS * 128, tb, bar, kc + b * BOX,
-                           tok0 + (int)cx * BNS, (uint16_t)(((1u << CM) - 1) << (CM * cy)));
+            wg_load_t_share<CM, BNS>(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0, cx,
+                                     CM * cy);
           else
             tma_load_2d(dst + A_BYTES + b * B_BOX, tb, bar, kc + b * BOX, tok0);
         }
