@@ -430,11 +430,6 @@ __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1(const __grid_constant
 __global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c2_x2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -505,19 +500,7 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8(const __grid_
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
@@ -985,11 +968,6 @@ __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e(const __grid_consta
 __global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c2_x2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1060,19 +1038,7 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks1_p8_e(const __gri
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1544,11 +1510,6 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1},
     {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1},
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1},
-    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c2_x2", (const void *)gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c2_x2},
-    {"gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2},
-    {"gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8_c2", (const void *)gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8_c2},
-    {"gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c2", (const void *)gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c2},
-    {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_c2", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_c2},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8},
@@ -1619,19 +1580,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c4},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
@@ -2099,11 +2048,6 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e},
     {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e},
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e},
-    {"gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c2_x2_e", (const void *)gt_sm90_wg_bf16_tn_t64x16x256_s4_ks1_p8_c2_x2_e},
-    {"gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2_e", (const void *)gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_c2_x2_e},
-    {"gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8_c2_e", (const void *)gt_sm90_wg_bf16_tn_t48x64x128_s7_ks1_p8_c2_e},
-    {"gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c2_e", (const void *)gt_sm90_wg_bf16_tn_t112x64x128_s4_ks1_p8_c2_e},
-    {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_c2_e", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_c2_e},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e},
@@ -2174,19 +2118,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c4_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x64x512_s3_ks1_p8_c4_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8_c2_w2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_c2_w2_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
@@ -2228,7 +2160,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1110;
+const size_t gt_kinstance_fn_count = 1076;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

@@ -7,26 +7,6 @@ gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt
 }
 
 extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_c2_x2_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 64, 16, 512, 4, 1, 8, false, 1, true, 2, 2>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c2_x2_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 64, 32, 256, 4, 1, 8, false, 1, true, 2, 2>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 112, 64, 256, 3, 1, 8, true, 1, true, 1, 2>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 112, 64, 256, 3, 1, 8, true, 1, true, 1, 4>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(160)
-gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x64x512_s3_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 80, 64, 512, 3, 1, 8, true, 1, true, 1, 2>(a);
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 64, 32, 256, 4, 1, 8, false, 1, true, 1, 4>(a);
 }
