@@ -73,8 +73,9 @@ static void test_geometry(void **state) {
   case GT_KFAM_WG: { /* warpgroups + producer warp; ring of stages x (A + B) boxes, 1 KB slack */
     threads = 128 * p->consumers + 32;
     assert_true(p->consumers == 1 || p->consumers == 2);
-    /* swapped tiles (32-64 tokens as wgmma's M) keep a whole m64 tile of tokens per B box */
-    const bool swapped = p->tile_n == 64 || (p->tile_n == 32 && p->tile_m % 64 != 0);
+    /* swapped tiles (the tokens as wgmma's M) keep a whole m64 tile of tokens per B box */
+    const bool swapped =
+        p->tile_n == 64 || ((p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
     const int b_rows = swapped ? 64 : p->tile_n;
     smem = p->stages * (p->tile_m + b_rows) * p->tile_k * 2 + 1024;
     assert_int_equal(p->tile_k % 64, 0);   /* whole 128-byte swizzle boxes */
@@ -106,7 +107,8 @@ static void test_geometry(void **state) {
   case GT_KFAM_WGF8: { /* wg's pipeline on 1-byte elements: ring of stages x (A + B) bytes */
     threads = 128 * p->consumers + 32;
     assert_true(p->consumers == 1 || p->consumers == 2);
-    const bool swapped = p->tile_n == 64 || (p->tile_n == 32 && p->tile_m % 64 != 0);
+    const bool swapped =
+        p->tile_n == 64 || ((p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
     const int b_rows = swapped ? 64 : p->tile_n;
     smem = p->stages * (p->tile_m + b_rows) * p->tile_k + 1024;
     assert_int_equal(p->tile_k % 128, 0); /* whole 128-byte swizzle boxes of fp8 K */
