@@ -34,6 +34,12 @@ static void test_round_trip(void **state) {
   assert_int_equal(gt_kinstance_find(in->name), (int)(in - gt_kinstances));
 }
 
+/* wg and wgf8: whether a tile is swapped (the tokens as wgmma's M, a whole m64 tile of them per
+ * B box): BN 64, and BN 16 or 32 with BM not a multiple of 64 (gen_instances.py's wg_swapped). */
+static bool wg_swapped(const gt_kparams_t *p) {
+  return p->tile_n == 64 || ((p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
+}
+
 /* Threads and shared memory in the table are what the kernels assume: recomputed here from the
  * parameters with the formulas the kernel sources use. */
 static void test_geometry(void **state) {
@@ -73,9 +79,7 @@ static void test_geometry(void **state) {
   case GT_KFAM_WG: { /* warpgroups + producer warp; ring of stages x (A + B) boxes, 1 KB slack */
     threads = 128 * p->consumers + 32;
     assert_true(p->consumers == 1 || p->consumers == 2);
-    /* swapped tiles (the tokens as wgmma's M) keep a whole m64 tile of tokens per B box */
-    const bool swapped =
-        p->tile_n == 64 || ((p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
+    const bool swapped = wg_swapped(p);
     const int b_rows = swapped ? 64 : p->tile_n;
     smem = p->stages * (p->tile_m + b_rows) * p->tile_k * 2 + 1024;
     assert_int_equal(p->tile_k % 64, 0);   /* whole 128-byte swizzle boxes */
@@ -107,8 +111,7 @@ static void test_geometry(void **state) {
   case GT_KFAM_WGF8: { /* wg's pipeline on 1-byte elements: ring of stages x (A + B) bytes */
     threads = 128 * p->consumers + 32;
     assert_true(p->consumers == 1 || p->consumers == 2);
-    const bool swapped =
-        p->tile_n == 64 || ((p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
+    const bool swapped = wg_swapped(p);
     const int b_rows = swapped ? 64 : p->tile_n;
     smem = p->stages * (p->tile_m + b_rows) * p->tile_k + 1024;
     assert_int_equal(p->tile_k % 128, 0); /* whole 128-byte swizzle boxes of fp8 K */
