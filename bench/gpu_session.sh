@@ -4,14 +4,15 @@
 # tail of each is printed. Usage: bash bench/gpu_session.sh [build] [tests] [ktests] [kernels]
 #   [layouts] [probe21] [torch] [verify] [biased] [fenced] [capfirst] [gtests] [multigpu_share]
 #   [multigpu] [pyflow] [kernels_fp8] [fp8verify] [grouped] [moe] [inductor] [floor]
-#   [capcheck] [honest] [placement] [livediag] [kernels_pgrid] [zoo] ...
+#   [capcheck] [honest] [placement] [livediag] [kernels_pgrid] [zoo] [kgates] ...
 # capcheck (issue 17 b, c; after build, in the same call): `gemmtune capture` of three clients
 # against an independent kernel trace of the same workload (bench/capture_vs_trace.py): the
 # graph-captured llama decode step and bench/batched_client.py (torch.bmm / baddbmm, eager and
 # in graphs) against their own torch.profiler trace, build-dev/batched_gemm
 # (cublasGemmBatchedEx) against the kernel tracer; T_CAPCHECK (default 120 s) per client,
 # reports under capcheck/ in results.tgz.
-# Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc).
+# Environment: OUT (results folder, default ./out), JOBS (build parallelism, default nproc),
+# PREBUILT (an archive of bench/prebuilt.sh pack: the build stage unpacks it instead of building).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -57,12 +58,25 @@ cat "$work/env.txt" | tee -a "$summary"
 for s in "${stages[@]}"; do
   case "$s" in
     build)
-      run_stage build ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)}" || break ;;
+      # PREBUILT=ARCHIVE (bench/prebuilt.sh pack): the benchmark and gate binaries built elsewhere
+      # from this same tree, unpacked instead of building (seconds instead of about two minutes);
+      # the stages that need more than those binaries (ctest, the CLI, the shim) need a build.
+      if [ -n "${PREBUILT:-}" ]; then
+        run_stage build ${T_BUILD:-240} bash "$root/bench/prebuilt.sh" unpack "$PREBUILT" "$build" || break
+      else
+        run_stage build ${T_BUILD:-240} bash -c "cmake -S '$root' -B '$build' -DGT_CUDA=ON ${prefix[*]} && cmake --build '$build' -j${JOBS:-$(nproc)}" || break
+      fi ;;
     tests)
       TAIL=60 run_stage tests ${T_TESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 600" ;;
     gtests)
       # Only the tests that need the GPU (the CPU ones run in CI).
       TAIL=80 run_stage gtests ${T_GTESTS:-240} bash -c "cd '$build' && ctest --output-on-failure -j4 --timeout 200 -R '${GTESTS_RE:-^gpu_|cli_test_preload|_gpu\$}'" ;;
+    kgates)
+      # The kernel gates run as binaries, not through ctest (so they also run from PREBUILT):
+      # every own dense bf16/f16 instance, every fp8 instance, the grouped kernels.
+      for g in ${KGATES:-gpu_test_kernels gpu_test_kernels_fp8}; do
+        TAIL=30 run_stage "$g" ${T_KGATE:-300} "$build/$g"
+      done ;;
     ktests)
       TAIL=60 run_stage ktests ${T_KTESTS:-180} bash -c "cd '$build' && ctest --output-on-failure -R 'gpu_test_kernels|test_kernel_names' --timeout 150" ;;
     kernels_bias)
