@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench/kernels_merge.py: parts of a kernels_bench run merged into the whole run's verdicts. The
+# tuned geomean takes max(1, base/own) per row and own alone the plain ratio; a key in two parts,
+# a file that is not a kernels_bench.csv and a missing file exit 2 naming the file (and line).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
+KM="$SRC/bench/kernels_merge.py"
+hdr=label,tokens,out,in,weight_mb,lt_us,lt_spread,best_us,best_spread,best_name,ratio,best_gbps,lt_gbps,own_raced,own_gate_failed,epilogue,twin_pair_us,twin_pair_spread,plain_pair_us,plain_pair_spread,plain_name,fused_cost
+printf '%s\n%s\n' "$hdr" "a/x,1,8192,8192,134.2,12.1,0.01,10.0,0.01,k1,1.21,4400,3600,9,0,bias,10,0,9.9,0,k1p,1.02" >"$TMP/p1.csv"
+printf '%s\n%s\n' "$hdr" "a/x,64,8192,8192,134.2,8.1,0.01,10.0,0.01,k2,0.81,3900,4200,9,0,bias,10,0,10,0,k2p,1.00" >"$TMP/p2.csv"
+expect_exit 0 "two parts merge" python3 "$KM" "$TMP/p1.csv" "$TMP/p2.csv" --tbs 4.3 --csv "$TMP/m.csv"
+expect_grep "both rows counted" '^2 rows from 2 files \(baseline column lt_us\)'
+expect_grep "tuned: a row behind the baseline counts as 1" 'tuned dispatch\): 1\.100'
+expect_grep "own alone: the plain ratios" 'best own alone\): +0\.990'
+expect_grep "the row behind is listed" 'a/x 64 tokens: 0\.810'
+expect_grep "the fused cost is the geomean of the parts'" 'twin/plain 1\.010 \(2 rows\)'
+expect_grep "the bandwidth count" '>= 4\.30 TB/s on weights >= 100 MB: 1 of 2 \(lowest 3\.90 TB/s'
+if [ "$(wc -l <"$TMP/m.csv")" = 3 ]; then ok "the merged CSV has both rows"; else bad "merged CSV"; fi
+expect_exit 2 "a key in two parts" python3 "$KM" "$TMP/p1.csv" "$TMP/p1.csv"
+expect_grep "it names both places" 'p1.csv:2: a/x at 1 tokens is also in .*p1.csv:2'
+printf 'label,tokens\nx,1\n' >"$TMP/other.csv"
+expect_exit 2 "a file that is not a kernels_bench.csv" python3 "$KM" "$TMP/other.csv"
+expect_grep "it names the file" 'other.csv: no baseline and best_us columns'
+expect_exit 2 "a missing file" python3 "$KM" "$TMP/none.csv"
+expect_grep "it names the missing file" 'none.csv: No such file'
+finish
