@@ -501,12 +501,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8(const __grid_
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x16x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x16x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x32x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
@@ -1045,12 +1042,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t64x16x512_s4_ks2_p8_e(const __gri
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x16x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x16x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
-__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x32x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1593,12 +1587,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x16x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x16x512_s3_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x16x256_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x16x256_s3_ks1_p8},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x32x256_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x32x256_s3_ks1_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
@@ -2137,12 +2128,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_f32_tn_t128x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x16x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x16x512_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x16x256_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x16x256_s3_ks1_p8_e},
-    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x32x256_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x32x256_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
@@ -2184,7 +2172,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1088;
+const size_t gt_kinstance_fn_count = 1082;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},
