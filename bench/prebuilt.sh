@@ -31,7 +31,11 @@ usage() {
 
 stamp() {
   (cd "$root" && {
-    find src include tests/gpu -type f
+    # Source files only: an ignored file here (a __pycache__, an editor's backup) does not
+    # travel to the GPU machine and must not change the stamp.
+    find src include tests/gpu -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \
+      -o -name '*.cuh' -o -name '*.cpp' -o -name '*.map' -o -name '*.json' -o -name '*.py' \
+      -o -name '*.cmake' -o -name '*.in' -o -name CMakeLists.txt \) -not -path '*/__pycache__/*'
     ls CMakeLists.txt bench/CMakeLists.txt bench/*.c tests/gt_testutil.c tests/gt_testutil.h
   } | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
 }
