@@ -30,7 +30,7 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def base_column(header, path="the first file"):
+def base_column(header, path):
     """The baseline's time: the first *_us column before best_us (lt_us, cublas_us)."""
     cols = [c for c in (header or []) if c.endswith("_us")]
     if not cols or cols[0] == "best_us" or "best_us" not in cols:
@@ -39,7 +39,7 @@ def base_column(header, path="the first file"):
 
 
 def load(paths):
-    header, rows, seen = None, [], {}
+    header, base, rows, seen = None, None, [], {}
     for path in paths:
         try:
             with open(path, newline="") as f:
@@ -67,7 +67,7 @@ def load(paths):
             die("%s: %s" % (path, e.strerror))
     if not rows:
         die("no rows in %s" % " ".join(paths))
-    return header, rows
+    return header, base, rows
 
 
 def main():
@@ -78,8 +78,7 @@ def main():
                     help="bandwidth bar for the large weights, TB/s (default: none printed)")
     ap.add_argument("--csv", help="write the merged rows here")
     a = ap.parse_args()
-    header, rows = load(a.csv_files)
-    base = base_column(header)
+    header, base, rows = load(a.csv_files)
     rows.sort(key=lambda r: (r["label"], int(r["tokens"])))
     ratio = [r["_base"] / r["_own"] for r in rows]
     print("%d rows from %d files (baseline column %s)" % (len(rows), len(a.csv_files), base))
