@@ -13,10 +13,16 @@
 //     bytes of each row per step (HINT 0: ld.global.nc; 1: .L1::no_allocate.L2::256B; 2: that
 //     plus an L2 evict-first cache policy), partial sums meet through shuffles and shared memory.
 //     R = 1 with 256-512 threads is the shape of Inductor's 1-token reduction kernel.
+//   dec_r<R>_w<W>_u<U>_v<V>[_nopf][_nopdl]: the decode family's own dot product (gtk::decode_dot of
+//     src/kernels/gt_decode.cuh, the code the instances run) in the instances' CTA shape, with
+//     the instances' bulk L2 prefetch of the CTA's first K step before griddepcontrol.wait
+//     (dropped by _nopf) and launched with programmatic dependent launch as the provider does
+//     (dropped by _nopdl): which of the two costs the instances their bandwidth, if either.
 //
 // Build and run on the GPU machine:
-//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a bench/gemv_probe.cu -lcublas \
-//     -o /tmp/gemv_probe && /tmp/gemv_probe [--tokens 1,8] [--rounds 3] [--filter 28672]
+//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Isrc -Isrc/kernels -Iinclude \
+//     bench/gemv_probe.cu -lcublas -o /tmp/gemv_probe && /tmp/gemv_probe [--tokens 1,8] \
+//     [--rounds 3] [--filter 28672] [--shapes 57344x8192,4096x4096] [--cold-only]
 // Output: one line per (shape, tokens, design, mode): median us per call and TB/s of weights.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -30,6 +36,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "gt_decode.cuh"
 
 #define CK(x)                                                                         \
   do {                                                                                \
@@ -150,6 +158,34 @@ __global__ void __launch_bounds__(THREADS) rowblk(const uint16_t *__restrict__ W
   }
 }
 
+// The decode instances' body with the two launch-side choices made switchable: PF the bulk L2
+// prefetch of the CTA's first K step before pdl_wait(), and (host side) the PDL attribute.
+template <int R, int NT, int WK, int KU, int V, bool PF>
+__global__ void __launch_bounds__(WK * 32) dec(const uint16_t *__restrict__ W,
+                                               const uint16_t *__restrict__ X,
+                                               uint16_t *__restrict__ D, int m, int k) {
+  constexpr int CH = 32 * V;
+  extern __shared__ float red[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int row0 = blockIdx.x * R;
+  const uint16_t *wp[R];
+  const uint16_t *xp[NT];
+#pragma unroll
+  for (int r = 0; r < R; r++) wp[r] = W + (size_t)min(row0 + r, m - 1) * k + lane * V;
+#pragma unroll
+  for (int t = 0; t < NT; t++) xp[t] = X + (size_t)t * k + lane * V;
+  if (PF && warp == 0 && lane < R && row0 + lane < m) {
+    constexpr int64_t CK = (int64_t)WK * CH * KU;
+    const uint32_t bytes = (uint32_t)((k < CK ? k : CK) * 2) & ~15u;
+    if (V == 8 && bytes) gtk::prefetch_l2(W + (size_t)(row0 + lane) * k, bytes);
+  }
+  gtk::pdl_wait();
+  gtk::pdl_launch_dependents();
+  gtk::decode_dot<gtk::bf16, NT, R, WK, KU, V>(wp, xp, 0, k, red, [&](int r, int t, float s) {
+    if (row0 + r < m) D[(size_t)t * m + row0 + r] = gtk::bf16::from_f(s);
+  });
+}
+
 __global__ void fill(uint16_t *p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
@@ -180,6 +216,35 @@ launch_fn rowblk_launch(const problem &p) {
   };
 }
 
+template <int R, int NT, int WK, int KU, int V, bool PF, bool PDL>
+launch_fn dec_launch(const problem &p) {
+  return [p](cudaStream_t s, const uint16_t *W, const uint16_t *X, uint16_t *D) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((p.m + R - 1) / R);
+    cfg.blockDim = dim3(WK * 32);
+    cfg.dynamicSmemBytes = WK * NT * R * sizeof(float);
+    cfg.stream = s;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = PDL ? 1 : 0;
+    CK(cudaLaunchKernelEx(&cfg, dec<R, NT, WK, KU, V, PF>, W, X, D, p.m, p.k));
+  };
+}
+
+#define DEC(R, W, U, V, PF, PDL, SUF)                                                           \
+  design{"dec_r" #R "_w" #W "_u" #U "_v" #V SUF, 4, [](const problem &p) -> launch_fn {         \
+           switch (p.n) {                                                                       \
+             case 1: return dec_launch<R, 1, W, U, V, PF, PDL>(p);                              \
+             case 2: return dec_launch<R, 2, W, U, V, PF, PDL>(p);                              \
+             default: return dec_launch<R, 4, W, U, V, PF, PDL>(p);                             \
+           }                                                                                    \
+         }}
+#define DEC4(R, W, U, V)                                                                         \
+  DEC(R, W, U, V, true, true, ""), DEC(R, W, U, V, false, true, "_nopf"),                        \
+      DEC(R, W, U, V, true, false, "_nopdl"), DEC(R, W, U, V, false, false, "_nopf_nopdl")
+
 #define RB(R, T, H, U)                                                                          \
   design{"rowblk_r" #R "_t" #T "_h" #H "_u" #U, 8, [](const problem &p) -> launch_fn {          \
            switch (p.n) {                                                                       \
@@ -194,7 +259,11 @@ static std::vector<design> designs() {
   return {
       RB(1, 256, 1, 1), RB(1, 512, 1, 1), RB(1, 256, 0, 1), RB(1, 512, 0, 1), RB(1, 256, 2, 1),
       RB(1, 128, 1, 2), RB(1, 256, 1, 2), RB(2, 256, 1, 1), RB(2, 128, 1, 2), RB(4, 128, 1, 1),
-      RB(4, 256, 1, 1), RB(2, 512, 1, 1), RB(4, 64, 1, 2), RB(8, 128, 1, 1),
+      RB(4, 256, 1, 1), RB(2, 512, 1, 1), RB(4, 64, 1, 2), RB(8, 128, 1, 1), RB(1, 256, 1, 4),
+      RB(1, 256, 2, 2), RB(1, 512, 1, 2),
+      // The decode family's instances at 1..4 tokens (space.json), each four ways.
+      DEC4(1, 8, 4, 8), DEC4(1, 16, 2, 8), DEC4(2, 8, 4, 8), DEC4(4, 4, 4, 4), DEC4(4, 4, 2, 8),
+      DEC4(8, 4, 2, 8),
   };
 }
 
@@ -203,23 +272,48 @@ static float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-int main(int argc, char **argv) {
+struct options {
   std::vector<int> tokens = {1, 8};
   int rounds = 3;
   const char *filter = nullptr;
+  std::string only;  // ",AxB,CxD," when --shapes names them
+  bool cold_only = false;
+};
+
+// false (usage printed) on an unknown or incomplete argument.
+static bool parse(int argc, char **argv, options &o) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tokens") && i + 1 < argc) {
-      tokens.clear();
-      for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) tokens.push_back(atoi(t));
+      o.tokens.clear();
+      for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ","))
+        o.tokens.push_back(atoi(t));
     } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-      rounds = atoi(argv[++i]);
+      o.rounds = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
-      filter = argv[++i];
+      o.filter = argv[++i];
+    } else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
+      o.only = std::string(",") + argv[++i] + ",";
+    } else if (!strcmp(argv[i], "--cold-only")) {
+      o.cold_only = true;
     } else {
-      fprintf(stderr, "usage: %s [--tokens 1,8] [--rounds 3] [--filter SUBSTR]\n", argv[0]);
-      return 2;
+      fprintf(stderr,
+              "usage: %s [--tokens 1,8] [--rounds 3] [--filter SUBSTR] [--shapes MxK,...] "
+              "[--cold-only]\n",
+              argv[0]);
+      return false;
     }
   }
+  return true;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  if (!parse(argc, argv, o)) return 2;
+  const std::vector<int> &tokens = o.tokens;
+  const int rounds = o.rounds;
+  const char *filter = o.filter;
+  const std::string &only = o.only;
+  const bool cold_only = o.cold_only;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   const size_t l2 = prop.l2CacheSize;
@@ -247,6 +341,7 @@ int main(int argc, char **argv) {
     char sh[32];
     snprintf(sh, sizeof sh, "%dx%d", m, k);
     if (filter && !strstr(sh, filter)) continue;
+    if (!only.empty() && only.find(std::string(",") + sh + ",") == std::string::npos) continue;
     const size_t wel = (size_t)m * k, wbytes = wel * 2;
     size_t freeb, totb;
     CK(cudaMemGetInfo(&freeb, &totb));
@@ -338,9 +433,12 @@ int main(int argc, char **argv) {
         cudaGraphExecDestroy(ge), cudaGraphDestroy(g);
       };
       for (int r = 0; r < rounds; r++)
-        for (auto &c : cs) time_one(c, true), time_one(c, false);
+        for (auto &c : cs) {
+          time_one(c, true);
+          if (!cold_only) time_one(c, false);
+        }
       for (auto &c : cs) {
-        const float tc = median(c.cold), to = median(c.one);
+        const float tc = median(c.cold), to = cold_only ? NAN : median(c.one);
         printf("%-14s %3d %-24s %9.2f %7.2f %9.2f %7.2f %8.1e\n", sh, n, c.name.c_str(), tc,
                wbytes / (tc * 1e6), to, wbytes / (to * 1e6), c.err);
       }

@@ -35,9 +35,11 @@ static void test_round_trip(void **state) {
 }
 
 /* wg and wgf8: whether a tile is swapped (the tokens as wgmma's M, a whole m64 tile of them per
- * B box): BN 64, and BN 16 or 32 with BM not a multiple of 64 (gen_instances.py's wg_swapped). */
+ * B box): BN 64, and BN 8, 16 or 32 with BM not a multiple of 64 (gen_instances.py's
+ * wg_swapped). */
 static bool wg_swapped(const gt_kparams_t *p) {
-  return p->tile_n == 64 || ((p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
+  return p->tile_n == 64 ||
+         ((p->tile_n == 8 || p->tile_n == 16 || p->tile_n == 32) && p->tile_m % 64 != 0);
 }
 
 /* Threads and shared memory in the table are what the kernels assume: recomputed here from the

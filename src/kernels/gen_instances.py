@@ -222,9 +222,9 @@ def make_tc(p, tdt):
 
 def wg_swapped(bm, bn):
     """Swapped (gt_wg.cuh, SW): the tokens are wgmma's M (one m64 tile, rows past BN unused),
-    the weight rows its N: BN 64, and BN 16 or 32 with BM not a multiple of 64 (weight-row
+    the weight rows its N: BN 64, and BN 8, 16 or 32 with BM not a multiple of 64 (weight-row
     counts chosen for the grid, not for m64 blocks)."""
-    return bn == 64 or (bn in (16, 32) and bm % 64 != 0)
+    return bn == 64 or (bn in (8, 16, 32) and bm % 64 != 0)
 
 
 def check_wg_tile(p):
@@ -242,7 +242,7 @@ def check_wg_tile(p):
         raise SpaceError("wg: N-major tokens (nt, tt) come in 64-token boxes: BN 64 (the"
                          " tokens as wgmma's M) and no multicast")
     if swapped and (bm % 8 or not 8 <= bm <= 256):
-        raise SpaceError("wg: swapped tiles (BN 64, or BN 16 or 32 with BM not a multiple of 64)"
+        raise SpaceError("wg: swapped tiles (BN 64, or BN 8, 16 or 32 with BM not a multiple of 64)"
                          " take BM weight rows as wgmma's N: a multiple of 8, 8 to 256")
     if not swapped and bm not in (64, 128, 192, 256):
         raise SpaceError("wg: BM is 64, 128, 192 or 256 (m64 blocks of one warpgroup)")

@@ -457,11 +457,11 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   constexpr int NBOX = BK / BOX;         // boxes per slice along K
   // Orientation. Weight rows are wgmma's M (BM/64 blocks of m64) and tokens its N, unless SW:
   // then the roles swap, the tokens are M (one m64 tile, rows past BN unused) and the BM weight
-  // rows are N (one m64nBMk16 per k16 step). gen_instances.py decides SW (BN 64, or BN 16 or
-  // 32 with BM not a multiple of 64) and sizes the ring from it. N only has to be a multiple of
-  // 8, so a swapped tile can have as many weight rows as make the grid match the SM count (10240
-  // rows / 80 = 128 CTAs): at 16-64 tokens one wave of equal CTAs beats a grid of m64 blocks
-  // that leaves part of a second wave (the MMA's unused token rows cost no memory traffic).
+  // rows are N (one m64nBMk16 per k16 step). gen_instances.py decides SW (BN 64, or BN 8, 16
+  // or 32 with BM not a multiple of 64) and sizes the ring from it. N only has to be a multiple
+  // of 8, so a swapped tile can have as many weight rows as make the grid match the SM count
+  // (10240 rows / 80 = 128 CTAs): one wave of equal CTAs beats a grid of m64 blocks that leaves
+  // part of a second wave (the MMA's unused token rows cost no memory traffic).
   static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
   constexpr int WN = SW ? BM / CW : 0;              // swapped: weight rows per warpgroup (N)
   constexpr int MB = SW ? 1 : BM / 64 / CW;         // m64 blocks of weight rows per warpgroup

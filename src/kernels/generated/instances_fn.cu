@@ -430,6 +430,12 @@ __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1(const __grid_constant
 __global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x8x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x16x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x8x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x8x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x16x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x16x128_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8(const __grid_constant__ gt_kargs_t a);
@@ -504,6 +510,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4(const __g
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x8x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
@@ -971,6 +980,12 @@ __global__ void gt_sm90_wg_bf16_tn_t112x32x64_s5_ks1_p8_g1_e(const __grid_consta
 __global__ void gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x8x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t80x16x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x8x128_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x8x128_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t112x16x128_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wg_bf16_tn_t224x16x128_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1045,6 +1060,9 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_e(const _
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x8x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1516,6 +1534,12 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1},
     {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1},
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1},
+    {"gt_sm90_wg_bf16_tn_t80x8x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x8x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t80x16x256_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t80x16x256_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x8x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x8x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t224x8x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t224x8x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t112x16x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t112x16x128_s3_ks1_p8},
+    {"gt_sm90_wg_bf16_tn_t224x16x128_s3_ks1_p8", (const void *)gt_sm90_wg_bf16_tn_t224x16x128_s3_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8},
@@ -1590,6 +1614,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x8x256_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x8x256_s3_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
@@ -2057,6 +2084,12 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t80x64x128_s3_ks1_p8_g1_e},
     {"gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e", (const void *)gt_sm90_wg_bf16_tn_t56x64x64_s6_ks1_p8_g1_e},
     {"gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e", (const void *)gt_sm90_wg_bf16_tn_t128x64x128_s3_ks1_p6_g1_e},
+    {"gt_sm90_wg_bf16_tn_t80x8x256_s3_ks1_p8_e", (const void *)gt_sm90_wg_bf16_tn_t80x8x256_s3_ks1_p8_e},
+    {"gt_sm90_wg_bf16_tn_t80x16x256_s3_ks1_p8_e", (const void *)gt_sm90_wg_bf16_tn_t80x16x256_s3_ks1_p8_e},
+    {"gt_sm90_wg_bf16_tn_t112x8x128_s3_ks1_p8_e", (const void *)gt_sm90_wg_bf16_tn_t112x8x128_s3_ks1_p8_e},
+    {"gt_sm90_wg_bf16_tn_t224x8x128_s3_ks1_p8_e", (const void *)gt_sm90_wg_bf16_tn_t224x8x128_s3_ks1_p8_e},
+    {"gt_sm90_wg_bf16_tn_t112x16x128_s3_ks1_p8_e", (const void *)gt_sm90_wg_bf16_tn_t112x16x128_s3_ks1_p8_e},
+    {"gt_sm90_wg_bf16_tn_t224x16x128_s3_ks1_p8_e", (const void *)gt_sm90_wg_bf16_tn_t224x16x128_s3_ks1_p8_e},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks1_p8_e},
     {"gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x8x64_s8_ks4_p8_e},
     {"gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e", (const void *)gt_sm90_wg_f16_tn_t128x16x64_s8_ks1_p8_e},
@@ -2131,6 +2164,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x16x512_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t48x32x512_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x8x256_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x8x256_s3_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
@@ -2172,7 +2208,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1082;
+const size_t gt_kinstance_fn_count = 1100;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

@@ -77,6 +77,7 @@ set(GT_KERNEL_SOURCES_sm90
     wg_bf16_41.cu
     wg_bf16_42.cu
     wg_bf16_43.cu
+    wg_bf16_44.cu
     wg_f16_0.cu
     wg_f16_1.cu
     wg_f16_2.cu
@@ -90,6 +91,7 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_6.cu
     wgf8_e4m3_7.cu
     wgf8_e4m3_8.cu
+    wgf8_e4m3_9.cu
     wgf8_e5m2_0.cu
     dtf8_e4m3_0.cu
     dtf8_e4m3_1.cu
@@ -169,6 +171,7 @@ set(GT_KERNEL_SOURCES_sm90
     wg_bf16_e_41.cu
     wg_bf16_e_42.cu
     wg_bf16_e_43.cu
+    wg_bf16_e_44.cu
     wg_f16_e_0.cu
     wg_f16_e_1.cu
     wg_f16_e_2.cu
@@ -182,6 +185,7 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_e_6.cu
     wgf8_e4m3_e_7.cu
     wgf8_e4m3_e_8.cu
+    wgf8_e4m3_e_9.cu
     wgf8_e5m2_e_0.cu
     dtf8_e4m3_e_0.cu
     dtf8_e4m3_e_1.cu

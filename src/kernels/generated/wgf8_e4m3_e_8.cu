@@ -25,3 +25,8 @@ extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x32x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 80, 32, 512, 3, 1, 8, true, 1, true>(a);
 }
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 80, 8, 512, 3, 1, 8, true, 1, true>(a);
+}
