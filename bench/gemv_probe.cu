@@ -264,6 +264,10 @@ static std::vector<design> designs() {
       // The decode family's instances at 1..4 tokens (space.json), each four ways.
       DEC4(1, 8, 4, 8), DEC4(1, 16, 2, 8), DEC4(2, 8, 4, 8), DEC4(4, 4, 4, 4), DEC4(4, 4, 2, 8),
       DEC4(8, 4, 2, 8),
+      // More bytes in flight per thread than any instance (does a part with more bandwidth per
+      // SM need them?): 4 rows x 8 batches and 8 rows x 4 batches of 16 bytes.
+      DEC4(4, 4, 8, 8), DEC(8, 4, 4, 8, true, true, ""), DEC(8, 4, 4, 8, false, true, "_nopf"),
+      RB(1, 128, 1, 4), RB(4, 128, 1, 4), RB(2, 256, 1, 4),
   };
 }
 

@@ -132,6 +132,9 @@ static void test_geometry(void **state) {
     if (p->cluster_n) /* weight multicast, as wg's */
       assert_true((p->cluster_n == 2 || p->cluster_n == 4) && p->splitk == 1 &&
                   p->cluster_m * p->cluster_n <= 8 && p->tile_m % (8 * p->cluster_n) == 0);
+    /* persistent CTAs, as wg's: no split, no multicast */
+    assert_true(p->persistent == 0 || p->persistent == 1);
+    if (p->persistent) assert_true(p->splitk == 1 && p->cluster_m == 1 && p->cluster_n == 0);
     break;
   }
   default:
@@ -329,6 +332,17 @@ static const good_case_t k_good[] = {
       .transb = GT_TRANS_N, .tile_m = 112, .tile_n = 64, .tile_k = 256, .stages = 3, .vec = 16,
       .splitk = 1, .prefetch = 8, .cluster_m = 4, .consumers = 1,
       .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
+    /* wgf8's persistent CTAs: g1 last, as wg's */
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_g1",
+     {.family = GT_KFAM_WGF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T,
+      .transb = GT_TRANS_N, .tile_m = 112, .tile_n = 64, .tile_k = 256, .stages = 3, .vec = 16,
+      .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 1, .persistent = 1,
+      .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16}},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_w2_g1_e",
+     {.family = GT_KFAM_WGF8, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T,
+      .transb = GT_TRANS_N, .tile_m = 128, .tile_n = 32, .tile_k = 256, .stages = 4, .vec = 16,
+      .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 2, .persistent = 1,
+      .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16, .epilogue = true}},
     {"gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_w2",
      {.family = GT_KFAM_WG, .dtype = GT_DT_BF16, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 112, .tile_n = 64, .tile_k = 64, .stages = 9, .vec = 8, .splitk = 1,
@@ -455,7 +469,14 @@ static const bad_case_t k_bad[] = {
      GT_ERR_DATA},
     {"wg_persistent_before_warpgroups", "gt_sm90_wg_bf16_tn_t112x64x64_s9_ks1_p8_g1_w2",
      GT_ERR_DATA},
-    {"wgf8_persistent", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_g1", GT_ERR_DATA},
+    {"wgf8_persistent_with_split", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_g1",
+     GT_ERR_DATA},
+    {"wgf8_persistent_with_multicast",
+     "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_c4_g1", GT_ERR_DATA},
+    {"wgf8_persistent_before_warpgroups",
+     "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x32x256_s4_ks1_p8_g1_w2", GT_ERR_DATA},
+    {"wgf8_one_tile_per_cta_spelled", "gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_g0",
+     GT_ERR_DATA},
     {"wg_weight_multicast_one", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks1_p8_x1", GT_ERR_DATA},
     {"wg_weight_multicast_three", "gt_sm90_wg_bf16_tn_t96x32x128_s4_ks1_p8_x3", GT_ERR_DATA},
     {"wg_weight_multicast_with_split", "gt_sm90_wg_bf16_tn_t64x32x128_s4_ks2_p8_x2",

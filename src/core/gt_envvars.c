@@ -20,7 +20,7 @@ static const gt_env_var_t k_vars[] = {
     {"GEMMTUNE_WG_L2_PROMOTION", GT_ENV_LAYERS, "the wg family's tensor-map L2 promotion"},
     {"GEMMTUNE_WG_EVICT_FIRST", GT_ENV_LAYERS, "0: no evict-first hint on the wg family's weights"},
     {"GEMMTUNE_WG_PERSISTENT_GRID", GT_ENV_LAYERS,
-     "resident (default) or balanced: the grid of the wg family's persistent (g1) instances"},
+     "resident (default) or balanced: the grid of the persistent (g1) wg and wgf8 instances"},
     {"GEMMTUNE_SEED", GT_ENV_LAYERS | GT_ENV_CLI, "the input seed"},
     {"GEMMTUNE_TEST_PROVIDERS", GT_ENV_LAYERS, "1, all or widen: the planted test candidates"},
     {"GEMMTUNE_TEST_DEVICE", GT_ENV_SHIM, "tests only: the device the shim keys calls as, no GPU"},

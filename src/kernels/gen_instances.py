@@ -63,7 +63,7 @@ F8TYPES = {"e4m3": ("GT_DT_F8E4M3FN", "gtk::e4m3", "e4m3"),
 F8_OUT = {"bf16": ("GT_DT_BF16", "gtk::bf16"), "f16": ("GT_DT_F16", "gtk::f16"),
           "f32": ("GT_DT_F32", "gtk::f32")}
 LAYOUTS = ("tn", "nn", "nt", "tt")
-WG_TOKENS = (8, 16, 32, 64)  # wg BN; 64 swaps the roles (see gt_wg.cuh)
+WG_TOKENS = (8, 16, 32, 64)  # wg BN; wg_swapped says which tiles swap the roles
 
 
 class SpaceError(Exception):
@@ -363,7 +363,12 @@ def make_wgf8(p, _tdt):
     if bn * (bm + 4) * 4 > st * (bm + b_rows) * bk:
         raise SpaceError("wgf8: the fp32 partial tile must fit in the stage ring")
     check_weight_multicast(p, "wgf8")
-    cn = p["x"]
+    cn, g = p["x"], p["g"]
+    if g not in (0, 1):
+        raise SpaceError("wgf8: g is 0 (one tile per CTA) or 1 (persistent CTAs)")
+    if g and (ks != 1 or cm != 1 or cn != 1):
+        raise SpaceError("wgf8: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1,"
+                         " x 1): each stores its tiles from registers")
     ta, tb, td = types
     name_tokens = "t%dx%dx%d_s%d_ks%d_p%d" % (bm, bn, bk, st, ks, pf)
     if cm > 1:
@@ -372,6 +377,8 @@ def make_wgf8(p, _tdt):
         name_tokens += "_x%d" % cn
     if cw > 1:
         name_tokens += "_w%d" % cw
+    if g:
+        name_tokens += "_g1"  # g0 is left out of the name
     # Swapped, the tokens are the instruction's A operand and the weights its B.
     f8 = (F8TYPES[tb][2], F8TYPES[ta][2], bm // cw) if swapped else (
         F8TYPES[ta][2], F8TYPES[tb][2], bn)
@@ -379,6 +386,8 @@ def make_wgf8(p, _tdt):
                consumers=cw, dtype=ta, b_dtype=tb, d_dtype=td)
     if cn > 1:
         row["cluster_n"] = cn
+    if g:
+        row["persistent"] = 1
     # Template arguments after EPI: the weight multicast's CN, then the token multicast's CM.
     tail = [cn, cm] if cm > 1 else [cn] if cn > 1 else []
     return dict(types="%s_%s_%s" % (ta, tb, td), file_type=ta, tokens=name_tokens,
@@ -386,8 +395,10 @@ def make_wgf8(p, _tdt):
                 threads=128 * cw + 32,
                 smem=st * (bm + b_rows) * bk + 1024,
                 static_smem=16 * st,
-                body=("gtk::wgf8_body", [F8TYPES[ta][1], F8TYPES[tb][1], F8_OUT[td][1], bm, bn,
-                                         bk, st, ks, pf, cbool(swapped), cw]),
+                body=(("gtk::wgf8p_body", [F8TYPES[ta][1], F8TYPES[tb][1], F8_OUT[td][1], bm,
+                                           bn, bk, st, pf, cbool(swapped), cw]) if g else
+                      ("gtk::wgf8_body", [F8TYPES[ta][1], F8TYPES[tb][1], F8_OUT[td][1], bm, bn,
+                                          bk, st, ks, pf, cbool(swapped), cw])),
                 wgmma_f8=f8)
 
 
@@ -405,7 +416,7 @@ FAMILIES = {
                  "GT_KFAM_TC"),
     "wg": Family(["dtype", "layout", "t", "s", "ks", "p", "c", "x", "w", "g"], make_wg,
                  "gt_wg.cuh", 6, "GT_KFAM_WG"),
-    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "c", "x", "w"], make_wgf8,
+    "wgf8": Family(["types", "layout", "t", "s", "ks", "p", "c", "x", "w", "g"], make_wgf8,
                    "gt_wgf8.cuh", 6, "GT_KFAM_WGF8"),
     "dtf8": Family(["types", "layout", "n", "m", "w", "u", "s", "ks", "v", "p"], make_dtf8,
                    "gt_dtf8.cuh", 7, "GT_KFAM_DTF8"),
@@ -685,9 +696,9 @@ def family_archs(fam, spec, archs):
 
 
 # Keys a space may leave out of a family's defaults and groups, with the value they then take:
-# parameters added after spaces existed (wg's g, wg's and wgf8's x, wgf8's c), so an older space
+# parameters added after spaces existed (wg's and wgf8's g and x, wgf8's c), so an older space
 # file still expands.
-OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"c": [1], "x": [1]}}
+OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"c": [1], "x": [1], "g": [0]}}
 
 
 def expand_group(fam, arch, gi, spec, group, epi):

@@ -81,9 +81,8 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
     return false; /* no token carries it */
   if (!wgl && (p->cluster_m != 0 || p->consumers != 0 || p->cluster_n != 0)) return false;
   if (p->persistent != 0 &&
-      (p->family != GT_KFAM_WG || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1 ||
-       p->cluster_n != 0))
-    return false; /* g1 is wg's, without a split or multicast */
+      (!wgl || p->persistent != 1 || p->splitk != 1 || p->cluster_m != 1 || p->cluster_n != 0))
+    return false; /* g1 is wg's and wgf8's, without a split or multicast */
   /* A cluster is at most 8 CTAs (portable): token multicast x split (wg) or x weight multicast. */
   if (p->cluster_m > 1 && (p->cluster_m * p->splitk > 8 ||
                            (p->cluster_n > 1 && p->cluster_m * p->cluster_n > 8)))
@@ -159,7 +158,8 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
            gt_name_append(buf, cap, "p%d", p->prefetch) &&
            (p->cluster_m == 1 || gt_name_append(buf, cap, "c%d", p->cluster_m)) &&
            (p->cluster_n == 0 || gt_name_append(buf, cap, "x%d", p->cluster_n)) &&
-           (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers));
+           (p->consumers == 1 || gt_name_append(buf, cap, "w%d", p->consumers)) &&
+           (p->persistent == 0 || gt_name_append(buf, cap, "g%d", p->persistent));
   default:
     return false;
   }
@@ -287,8 +287,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                                              [GT_KFAM_WGF8] = 11, [GT_KFAM_DTF8] = 14};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
    * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (token multicast), then x<CN> (weight
-   * multicast), then w<CW> (consumer warpgroups), then g1 (persistent CTAs); wgf8 c<CM>, x<CN>,
-   * w<CW>.
+   * multicast), then w<CW> (consumer warpgroups), then g1 (persistent CTAs); wgf8 the same.
    * They are matched by tag; the canonical-form check at the end rejects any other order, a
    * repeat or a spelled default. */
   static const struct {
@@ -303,9 +302,10 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                           {"x", offsetof(gt_kparams_t, cluster_n)},
                           {"w", offsetof(gt_kparams_t, consumers)},
                           {"g", offsetof(gt_kparams_t, persistent)}}},
-      [GT_KFAM_WGF8] = {3, {{"c", offsetof(gt_kparams_t, cluster_m)},
+      [GT_KFAM_WGF8] = {4, {{"c", offsetof(gt_kparams_t, cluster_m)},
                             {"x", offsetof(gt_kparams_t, cluster_n)},
-                            {"w", offsetof(gt_kparams_t, consumers)}}},
+                            {"w", offsetof(gt_kparams_t, consumers)},
+                            {"g", offsetof(gt_kparams_t, persistent)}}},
       [GT_KFAM_DTF8] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}}};
   const int extra = t.n - k_ntok[fam];
   if (extra < 0 || extra > k_opt[fam].n)

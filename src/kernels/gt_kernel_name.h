@@ -101,7 +101,7 @@ typedef struct gt_kparams {
   int cluster_n; /* wg, wgf8: CTAs along N of a cluster sharing the weight tile by TMA multicast
                     (name token x2 or x4; splitk 1, K-major weights, cluster_m x cluster_n
                     <= 8); 0 = none */
-  int persistent; /* wg: 1 = persistent CTAs (as many as are resident, each looping over weight
+  int persistent; /* wg, wgf8: 1 = persistent CTAs (as many as are resident, each looping over weight
                      tiles; name token g1, splitk 1 and cluster_m 1 only); others 0 */
   bool epilogue; /* the epilogue twin (name ends in _e): applies the key's epilogue in its
                     store step; false: the plain instance, for keys without one */

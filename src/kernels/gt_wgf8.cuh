@@ -33,6 +33,7 @@
 #include "gt_f8.cuh"
 #include "gt_kcommon.cuh"
 #include "gt_wg.cuh"
+#include "gt_wgp.cuh"
 
 namespace gtk {
 
@@ -73,6 +74,42 @@ __device__ __forceinline__ void wgf8_wait(uint32_t bar, uint32_t parity) {
         : "memory");
     if (done) return;
     if (clock64() - t0 > 8000000000LL) __trap();
+  }
+}
+
+// fin of wgf8_body and wgf8p_body: the element's sum finished in fp32 as v = alpha * sa * sb *
+// sum (+ beta * C) (+ act(bias)), in that order, as f8_store_out computes it. A tensorwise scale
+// is read once (here, so after the dependent-launch wait); an outer-vector one per row or token.
+template <typename T, bool EPI>
+__device__ __forceinline__ auto wgf8_fin(const gt_kargs_t &a) {
+  using DS = typename f8_store<T>::S;
+  const DS *C = static_cast<const DS *>(a.C);
+  const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
+  const float sa1 = va ? 1.f : f8_scale(a.scale_a, a.scale_mode_a, 0);
+  const float sb1 = vb ? 1.f : f8_scale(a.scale_b, a.scale_mode_b, 0);
+  return [&a, C, va, vb, sa1, sb1](int64_t grow, int64_t gcol, int64_t off, float sum, int act) {
+    const float sa = va ? __ldg(a.scale_a + grow) : sa1;
+    const float sb = vb ? __ldg(a.scale_b + gcol) : sb1;
+    float v = a.alpha * sa * sb * sum;
+    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
+    if constexpr (EPI) v = epilogue_apply_act<T, DS>(a, grow, v, act);
+    return v;
+  };
+}
+
+// One 32-byte K step of a consumer warpgroup's wgmma's, from the weight box at ka and the token
+// box at kb: wgf8p_body's. wgf8_body spells the same step inline: through this function its
+// measured one-tile kernels compile to other address arithmetic (PTX, 2026-12-07), and they keep
+// their machine code (wg_body and wgp_body likewise).
+template <typename TA, typename TB, int MB, int R, int BN, bool SW, int WN>
+__device__ __forceinline__ void wgf8_mma(float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi) {
+  if constexpr (SW) {
+    // Tokens are wgmma's A (M = 64 rows of the B box), the warpgroup's weight rows its B.
+    wgmma_f8<TB, TA, WN>::mma(acc[0], wg_desc(kb), wg_desc(ka + wgi * WN * 128));
+  } else {
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++)
+      wgmma_f8<TA, TB, BN>::mma(acc[mb], wg_desc(ka + (wgi * MB + mb) * 64 * 128), wg_desc(kb));
   }
 }
 
@@ -237,20 +274,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
 #pragma unroll
     for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
   }
-  // A tensorwise scale is read once; an outer-vector one per row or token. v = alpha * sa * sb *
-  // sum in that order, as f8_store_out computes it.
-  const DS *C = static_cast<const DS *>(a.C);
+  const auto fin = wgf8_fin<T, EPI>(a);
   const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
-  const float sa1 = va ? 1.f : f8_scale(a.scale_a, a.scale_mode_a, 0);
-  const float sb1 = vb ? 1.f : f8_scale(a.scale_b, a.scale_mode_b, 0);
-  auto fin = [&](int64_t grow, int64_t gcol, int64_t off, float sum, int act) {
-    const float sa = va ? __ldg(a.scale_a + grow) : sa1;
-    const float sb = vb ? __ldg(a.scale_b + gcol) : sb1;
-    float v = a.alpha * sa * sb * sum;
-    if (a.beta_nonzero) v += a.beta * T::to_f(C[off]);
-    if constexpr (EPI) v = epilogue_apply_act<T, DS>(a, grow, v, act);
-    return v;
-  };
   if constexpr (KS == 1) {
     // One split: the consumers store from their registers (wg_store_regs); every copy the
     // producer warp issued was consumed. Loads in fin (an outer-vector scale, the bias of a
@@ -282,6 +307,37 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
     parts[src] = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
   wg_store_tile<T, DS, BM, BN, KS, RS, 128 * CW + 32, EPI>(a, parts, rank, row0, tok0, fin);
   if (KS > 1) cluster.sync();
+}
+
+// Persistent CTAs (name token g1; KS = 1, no multicast): wgf8_body's instruction, bounded waits
+// and epilogue on gt_wgp.cuh's persistent loop, which keeps the ring streaming across tile
+// boundaries while the consumers store a tile (bf16's g1 tiles won most large rows at 16-64
+// tokens on the H200, where a one-tile-per-CTA grid pays each CTA's ramp and store with nothing
+// of its own in flight). The template arguments are wgf8_body's without KS, CN and CM.
+template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int P, bool SW,
+          int CW, bool EPI = false>
+__device__ __forceinline__ void wgf8p_body(const gt_kargs_t &a) {
+  constexpr int WN = SW ? BM / CW : 0;
+  constexpr int MB = SW ? 1 : BM / 64 / CW;
+  constexpr int R = SW ? WN / 2 : BN / 2;
+  using DS = typename f8_store<T>::S;
+  const int tok0 = (int)blockIdx.y * BN;
+  wgp_loop<1, BM, BN, BK, S, P, SW, CW, false, false>(
+      a,
+      [](float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi) {
+        wgf8_mma<TA, TB, MB, R, BN, SW, WN>(acc, ka, kb, wgi);
+      },
+      [](uint32_t bar, uint32_t parity) { wgf8_wait(bar, parity); },
+      [&](const float (&acc)[MB][R], int warp, int lane, int row0) {
+        // As wgf8_body's unsplit store; the scales are read after the dependent-launch wait,
+        // which the loop's consumers passed before their first tile.
+        const auto fin = wgf8_fin<T, EPI>(a);
+        const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
+        if (EPI || (MB * R <= 64 && (va || vb)))
+          wg_store_regs<T, DS, MB, R, BN, SW, WN, true>(a, acc, warp, lane, row0, tok0, fin);
+        else
+          wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+      });
 }
 
 }  // namespace gtk

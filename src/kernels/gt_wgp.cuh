@@ -1,5 +1,5 @@
-// Persistent CTAs for the wg family (gt_wg.cuh has the pipeline; name token g1, KS = 1 and
-// CM = 1 only). The grid holds as many CTAs as are resident at once (the provider sizes it from
+// Persistent CTAs for the wg and wgf8 families (gt_wg.cuh has the pipeline; name token g1, KS
+// = 1 and no multicast only). The grid holds as many CTAs as are resident at once (the provider sizes it from
 // the occupancy calculator), and CTA i takes the weight tiles i, i + gridDim.x, ... in turn. The
 // producer's ring runs on across tile boundaries: while the consumers finish one tile and store
 // it, the next tile's first slices are already on their way.
@@ -20,30 +20,43 @@
 
 namespace gtk {
 
-// Persistent CTAs (see the top of this file): the wg pipeline with KS = 1 and CM = 1, looping over
-// weight tiles blockIdx.x, blockIdx.x + gridDim.x, ... with one ring and one slice counter g for
-// the whole loop (stage g % S, phase (g / S) & 1), so the producer never waits for a tile's
-// epilogue. The template arguments are wg_body's without KS and CM.
-template <typename T, int BM, int BN, int BK, int S, int P, bool SW, int CW, bool AMN, bool BMN,
-          bool EPI = false>
-__device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
-  constexpr int BOX = 64;
+// The persistent pipeline, shared by wg (16-bit operands, wgp_body below) and wgf8 (fp8,
+// gt_wgf8.cuh's wgf8p_body): KS = 1 and CM = 1, looping over weight tiles blockIdx.x,
+// blockIdx.x + gridDim.x, ... with one ring and one slice counter g for the whole loop (stage
+// g % S, phase (g / S) & 1), so the producer never waits for a tile's epilogue.
+//
+// ESZ is the element size in bytes (2 or 1). A 128-byte swizzle box is 128 / ESZ elements of K
+// and one wgmma step reads 32 bytes of K either way (k16 of 16-bit elements, k32 of fp8), so
+// boxes, stages and the walk through a slice are the same in bytes; only the instruction, the
+// barrier wait and the store differ, and the caller passes them:
+//   mma(acc, ka, kb, wgi): the warpgroup's wgmma's for one 32-byte K step, ka the A (weight)
+//     box and kb the B (token) box at that step;
+//   wait(bar, parity): a barrier wait (the producer's empty and the consumers' full waits);
+//   store(acc, warp, lane, row0): the consumers' store of one finished tile from registers,
+//     called after the dependent-launch wait.
+template <int ESZ, int BM, int BN, int BK, int S, int P, bool SW, int CW, bool AMN, bool BMN,
+          typename Mma, typename Wait, typename Store>
+__device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&wait,
+                                         Store &&store) {
+  static_assert(ESZ == 1 || ESZ == 2, "1- or 2-byte elements");
+  constexpr int BOX = 128 / ESZ;         // elements of K in one 128-byte swizzle row
   constexpr int NBOX = BK / BOX;
   static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
   constexpr int WN = SW ? BM / CW : 0;
   constexpr int MB = SW ? 1 : BM / 64 / CW;
   constexpr int R = SW ? WN / 2 : BN / 2;
   constexpr int BR = SW ? 64 : BN;
-  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BR * BOX * 2, B_LOAD = BN * BOX * 2;
+  constexpr uint32_t A_BOX = BM * 128, B_BOX = BR * 128, B_LOAD = BN * 128;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
   static_assert((SW ? BM % 8 == 0 && BM <= 256 && BN <= 64 : BM % 64 == 0) && BN % 8 == 0 &&
                     BK % BOX == 0,
                 "wg tile");
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wg consumer split");
   constexpr int PRODUCER = 4 * CW;
-  static_assert(!AMN || (BM % 64 == 0 && (!SW || WN % 64 == 0)), "wg M-major weights");
-  static_assert(!BMN || (SW && BN == 64), "wg N-major tokens");
-  constexpr int MBOX = 64 * BOX * 2;
+  static_assert(!AMN || (ESZ == 2 && BM % 64 == 0 && (!SW || WN % 64 == 0)),
+                "wg M-major weights");
+  static_assert(!BMN || (ESZ == 2 && SW && BN == 64), "wg N-major tokens");
+  constexpr int MBOX = 64 * BOX * ESZ;
   constexpr int KSTEP_A = AMN ? 2048 : 32, KSTEP_B = BMN ? 2048 : 32;
 
   extern __shared__ uint8_t wg_smem[];
@@ -94,7 +107,7 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
         const int row0 = tile * BM;
         for (int it = 0; it < nk; it++, g++) {
           const int s = g % S;
-          if (g >= S) mbar_wait(empty0 + 8 * s, ((g / S) & 1) ^ 1);
+          if (g >= S) wait(empty0 + 8 * s, ((g / S) & 1) ^ 1);
           const uint32_t dst = base + s * STAGE, bar = full0 + 8 * s;
           const int kc = (int)(kr.beg + (int64_t)it * BK);
           mbar_expect_tx(bar, NBOX * (A_BOX + B_LOAD));
@@ -128,7 +141,6 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
 
   // Consumer warpgroups.
   pdl_wait();
-  const auto fin = wg_fin<T, EPI>(a);
   int g = 0;
   for (int tile = (int)blockIdx.x; tile < tiles; tile += (int)gridDim.x) {
     float acc[MB][R];
@@ -138,25 +150,14 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
       for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
     for (int it = 0; it < nk; it++, g++) {
       const int s = g % S;
-      mbar_wait(full0 + 8 * s, (g / S) & 1);
+      wait(full0 + 8 * s, (g / S) & 1);
       const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
       wg_fence();
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; kk++) {
+      for (int kk = 0; kk < BK * ESZ / 32; kk++) {
         const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * KSTEP_A;
         const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * KSTEP_B;
-        if constexpr (SW) {
-          const uint32_t w = ka + wgi * WN * 128;
-          wgmma_ss<T, WN>::template mma<BMN, AMN>(acc[0], BMN ? wg_desc_mn(kb) : wg_desc(kb),
-                                                  AMN ? wg_desc_mn(w) : wg_desc(w));
-        } else {
-#pragma unroll
-          for (int mb = 0; mb < MB; mb++) {
-            const uint32_t w = ka + (wgi * MB + mb) * 64 * 128;
-            wgmma_ss<T, BN>::template mma<AMN, 0>(acc[mb], AMN ? wg_desc_mn(w) : wg_desc(w),
-                                                  wg_desc(kb));
-          }
-        }
+        mma(acc, ka, kb, wgi);
       }
       wg_commit();
       // The previous slice's group is complete after this wait: its stage goes back.
@@ -169,9 +170,40 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
     // The tile's last slice is done too: the producer may refill its stage while this tile is
     // stored.
     if (nk > 0) mbar_arrive(empty0 + 8 * ((g - 1) % S));
-    const int row0 = tile * BM;
-    wg_store_regs<T, uint16_t, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0, fin);
+    store(acc, warp, lane, tile * BM);
   }
+}
+
+// Persistent CTAs of the wg family (see the top of this file). The template arguments are
+// wg_body's without KS and CM.
+template <typename T, int BM, int BN, int BK, int S, int P, bool SW, int CW, bool AMN, bool BMN,
+          bool EPI = false>
+__device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
+  constexpr int WN = SW ? BM / CW : 0;
+  constexpr int MB = SW ? 1 : BM / 64 / CW;
+  constexpr int R = SW ? WN / 2 : BN / 2;
+  const int tok0 = (int)blockIdx.y * BN;
+  const auto fin = wg_fin<T, EPI>(a);
+  wgp_loop<2, BM, BN, BK, S, P, SW, CW, AMN, BMN>(
+      a,
+      [](float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi) {
+        if constexpr (SW) {
+          const uint32_t w = ka + wgi * WN * 128;
+          wgmma_ss<T, WN>::template mma<BMN, AMN>(acc[0], BMN ? wg_desc_mn(kb) : wg_desc(kb),
+                                                  AMN ? wg_desc_mn(w) : wg_desc(w));
+        } else {
+#pragma unroll
+          for (int mb = 0; mb < MB; mb++) {
+            const uint32_t w = ka + (wgi * MB + mb) * 64 * 128;
+            wgmma_ss<T, BN>::template mma<AMN, 0>(acc[mb], AMN ? wg_desc_mn(w) : wg_desc(w),
+                                                  wg_desc(kb));
+          }
+        }
+      },
+      [](uint32_t bar, uint32_t parity) { mbar_wait(bar, parity); },
+      [&](const float (&acc)[MB][R], int warp, int lane, int row0) {
+        wg_store_regs<T, uint16_t, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0, fin);
+      });
 }
 
 }  // namespace gtk

@@ -72,6 +72,10 @@ static const shape_case_t k_shapes[] = {
     {"t64_out4095_in1001", 4095, 64, 1001, 0, 0, 0, false},
     {"t64_out1024_in4096", 1024, 64, 4096, 0, 0, 1, false},
     {"t17_out72_in130", 72, 17, 130, 0, 0, 0, false},
+    /* more weight tiles than resident CTAs: each persistent CTA (g1) takes several, its ring
+     * running across the tile boundaries; a ragged last tile */
+    {"t16_out20000_in1040_tiles_per_cta", 20000, 16, 1040, 0, 0, 0, false},
+    {"t64_out12001_in1024_tiles_per_cta_beta", 12001, 64, 1024, 0, 0, 0, true},
 };
 
 /* Scale modes (a: per m, b: per n when outer). */

@@ -10,3 +10,23 @@ extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 224, 8, 256, 3, 1, 8, true, 1, true>(a);
 }
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x16x512_s4_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8p_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 64, 16, 512, 4, 8, false, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8p_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 64, 32, 256, 4, 8, false, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x64x256_s4_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8p_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 64, 64, 256, 4, 8, true, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x256_s3_ks1_p8_g1_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8p_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 112, 64, 256, 3, 8, true, 1, true>(a);
+}

@@ -129,9 +129,11 @@ static gt_status_t device_facts(int dev, kdev_t *out) {
   return GT_OK;
 }
 
+/* Cached in g_func once init has made the table; a direct fp8 launch (gt_kernels_fp8_launch,
+ * which needs no init) of a persistent instance before it computes them on every call. */
 static kfunc_t func_facts(int idx) {
   pthread_mutex_lock(&g_lock);
-  kfunc_t f = g_func[idx];
+  kfunc_t f = g_func ? g_func[idx] : (kfunc_t){0};
   pthread_mutex_unlock(&g_lock);
   if (f.ready) return f;
   struct cudaFuncAttributes fa;
@@ -165,7 +167,7 @@ static kfunc_t func_facts(int idx) {
     }
   }
   pthread_mutex_lock(&g_lock);
-  g_func[idx] = f;
+  if (g_func) g_func[idx] = f;
   pthread_mutex_unlock(&g_lock);
   return f;
 }
