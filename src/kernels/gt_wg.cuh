@@ -8,8 +8,8 @@
 // The bytes in flight per SM are the stages of the resident CTAs, independent of registers. One
 // consumer warpgroup (or two, CW below) runs wgmma.mma_async on each slice straight from shared
 // memory: m64nBNk16 per 64 weight rows (weight rows as M, tokens as N: a decode batch wastes at
-// most 7 columns of one N tile), or, for 32-64 tokens, one m64nBMk16 (the tokens as M, the weight
-// rows as N; see SW below). It keeps one slice's group of wgmma's in flight while it waits for the
+// most 7 columns of one N tile), or one m64nBMk16 (the tokens as M, the weight rows as N: BN 64,
+// and BN 8-32 with BM not a multiple of 64; see SW below). It keeps one slice's group of wgmma's in flight while it waits for the
 // next, and returns each stage to the producer once its group is done. TMA zero-fills rows, tokens
 // and K beyond the problem, so any M, N and K run with no predication in the main loop; the only
 // alignment rule is TMA's (leading dimensions a multiple of 8 elements, A and B 16-byte aligned).
