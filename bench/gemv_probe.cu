@@ -13,11 +13,12 @@
 //     bytes of each row per step (HINT 0: ld.global.nc; 1: .L1::no_allocate.L2::256B; 2: that
 //     plus an L2 evict-first cache policy), partial sums meet through shuffles and shared memory.
 //     R = 1 with 256-512 threads is the shape of Inductor's 1-token reduction kernel.
-//   dec_r<R>_w<W>_u<U>_v<V>[_nopf][_nopdl]: the decode family's own dot product (gtk::decode_dot of
-//     src/kernels/gt_decode.cuh, the code the instances run) in the instances' CTA shape, with
-//     the instances' bulk L2 prefetch of the CTA's first K step before griddepcontrol.wait
-//     (dropped by _nopf) and launched with programmatic dependent launch as the provider does
-//     (dropped by _nopdl): which of the two costs the instances their bandwidth, if either.
+//   dec_r<R>_w<W>_u<U>_v<V>[_nopf][_nopdl]: the decode family's body (gtk::decode_body of
+//     src/kernels/gt_decode.cuh, the template the instances instantiate) in the instances' CTA
+//     shape, with the instances' bulk L2 prefetch of the CTA's first K step before
+//     griddepcontrol.wait (dropped by _nopf: its PF argument) and launched with programmatic
+//     dependent launch as the provider does (dropped by _nopdl): which of the two costs the
+//     instances their bandwidth, if either.
 //
 // Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Isrc -Isrc/kernels -Iinclude \
@@ -158,32 +159,12 @@ __global__ void __launch_bounds__(THREADS) rowblk(const uint16_t *__restrict__ W
   }
 }
 
-// The decode instances' body with the two launch-side choices made switchable: PF the bulk L2
-// prefetch of the CTA's first K step before pdl_wait(), and (host side) the PDL attribute.
+// The decode instances' body (gtk::decode_body, the same template they instantiate) on the
+// probe's operands: D[t * m + row] is the BLAS column-major D with ldc = m. PF: its pre-wait L2
+// prefetch; PDL is the launch's (dec_launch).
 template <int R, int NT, int WK, int KU, int V, bool PF>
-__global__ void __launch_bounds__(WK * 32) dec(const uint16_t *__restrict__ W,
-                                               const uint16_t *__restrict__ X,
-                                               uint16_t *__restrict__ D, int m, int k) {
-  constexpr int CH = 32 * V;
-  extern __shared__ float red[];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int row0 = blockIdx.x * R;
-  const uint16_t *wp[R];
-  const uint16_t *xp[NT];
-#pragma unroll
-  for (int r = 0; r < R; r++) wp[r] = W + (size_t)min(row0 + r, m - 1) * k + lane * V;
-#pragma unroll
-  for (int t = 0; t < NT; t++) xp[t] = X + (size_t)t * k + lane * V;
-  if (PF && warp == 0 && lane < R && row0 + lane < m) {
-    constexpr int64_t CK = (int64_t)WK * CH * KU;
-    const uint32_t bytes = (uint32_t)((k < CK ? k : CK) * 2) & ~15u;
-    if (V == 8 && bytes) gtk::prefetch_l2(W + (size_t)(row0 + lane) * k, bytes);
-  }
-  gtk::pdl_wait();
-  gtk::pdl_launch_dependents();
-  gtk::decode_dot<gtk::bf16, NT, R, WK, KU, V>(wp, xp, 0, k, red, [&](int r, int t, float s) {
-    if (row0 + r < m) D[(size_t)t * m + row0 + r] = gtk::bf16::from_f(s);
-  });
+__global__ void __launch_bounds__(WK * 32) dec(const __grid_constant__ gt_kargs_t a) {
+  gtk::decode_body<gtk::bf16, NT, R, WK, KU, V, false, PF>(a);
 }
 
 __global__ void fill(uint16_t *p, size_t n, uint32_t seed) {
@@ -219,6 +200,10 @@ launch_fn rowblk_launch(const problem &p) {
 template <int R, int NT, int WK, int KU, int V, bool PF, bool PDL>
 launch_fn dec_launch(const problem &p) {
   return [p](cudaStream_t s, const uint16_t *W, const uint16_t *X, uint16_t *D) {
+    gt_kargs_t a = {};
+    a.A = W, a.B = X, a.D = D;
+    a.m = p.m, a.n = p.n, a.k = p.k, a.lda = p.k, a.ldb = p.k, a.ldc = p.m;
+    a.kchunk = p.k, a.alpha = 1.f, a.splits = 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((p.m + R - 1) / R);
     cfg.blockDim = dim3(WK * 32);
@@ -229,7 +214,7 @@ launch_fn dec_launch(const problem &p) {
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at;
     cfg.numAttrs = PDL ? 1 : 0;
-    CK(cudaLaunchKernelEx(&cfg, dec<R, NT, WK, KU, V, PF>, W, X, D, p.m, p.k));
+    CK(cudaLaunchKernelEx(&cfg, dec<R, NT, WK, KU, V, PF>, a));
   };
 }
 
@@ -313,18 +298,13 @@ static bool parse(int argc, char **argv, options &o) {
 int main(int argc, char **argv) {
   options o;
   if (!parse(argc, argv, o)) return 2;
-  const std::vector<int> &tokens = o.tokens;
-  const int rounds = o.rounds;
-  const char *filter = o.filter;
-  const std::string &only = o.only;
-  const bool cold_only = o.cold_only;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   const size_t l2 = prop.l2CacheSize;
   printf("device: %s, %d SMs, L2 %.0f MB\n", prop.name, prop.multiProcessorCount, l2 / 1e6);
   printf("method: CUDA graph of L calls, call i on copy i %% NC; median of 9 replays per round,\n"
          "        median of %d interleaved rounds; cold: NC >= 2 and >= 3x L2; one: NC = 1\n",
-         rounds);
+         o.rounds);
   const std::pair<int, int> shapes[] = {{4096, 4096},  {6144, 4096},   {14336, 4096},
                                         {4096, 14336}, {28672, 4096},  {10240, 8192},
                                         {8192, 8192},  {28672, 8192},  {8192, 28672},
@@ -344,8 +324,9 @@ int main(int argc, char **argv) {
     const int m = mk.first, k = mk.second;
     char sh[32];
     snprintf(sh, sizeof sh, "%dx%d", m, k);
-    if (filter && !strstr(sh, filter)) continue;
-    if (!only.empty() && only.find(std::string(",") + sh + ",") == std::string::npos) continue;
+    if (o.filter && !strstr(sh, o.filter)) continue;
+    if (!o.only.empty() && o.only.find(std::string(",") + sh + ",") == std::string::npos)
+      continue;
     const size_t wel = (size_t)m * k, wbytes = wel * 2;
     size_t freeb, totb;
     CK(cudaMemGetInfo(&freeb, &totb));
@@ -365,7 +346,7 @@ int main(int argc, char **argv) {
     const double call_ns = wbytes / 4.5e3;
     const int calls = std::min(200, std::max(20, (int)(4e6 / call_ns) + 1));
     const int L = std::max(2 * nc, calls / nc * nc);
-    for (int n : tokens) {
+    for (int n : o.tokens) {
       problem p{m, k, n};
       uint16_t *X, *Dall;
       CK(cudaMalloc(&X, (size_t)nc * n * k * 2));
@@ -436,13 +417,13 @@ int main(int argc, char **argv) {
         cudaEventDestroy(e0), cudaEventDestroy(e1);
         cudaGraphExecDestroy(ge), cudaGraphDestroy(g);
       };
-      for (int r = 0; r < rounds; r++)
+      for (int r = 0; r < o.rounds; r++)
         for (auto &c : cs) {
           time_one(c, true);
-          if (!cold_only) time_one(c, false);
+          if (!o.cold_only) time_one(c, false);
         }
       for (auto &c : cs) {
-        const float tc = median(c.cold), to = cold_only ? NAN : median(c.one);
+        const float tc = median(c.cold), to = o.cold_only ? NAN : median(c.one);
         printf("%-14s %3d %-24s %9.2f %7.2f %9.2f %7.2f %8.1e\n", sh, n, c.name.c_str(), tc,
                wbytes / (tc * 1e6), to, wbytes / (to * 1e6), c.err);
       }

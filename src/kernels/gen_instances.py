@@ -269,14 +269,20 @@ def check_wg_pipeline(p):
                          " groups (swapped: BM/2 a multiple of 8; else an even number of"
                          " m64 blocks)")
     g = p["g"]
-    if g not in (0, 1):
-        raise SpaceError("wg: g is 0 (one tile per CTA) or 1 (persistent CTAs)")
-    if g and (ks != 1 or cm != 1 or p["x"] != 1):
-        raise SpaceError("wg: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1,"
-                         " x 1): each stores its tiles from registers")
+    check_persistent(p, "wg")
     check_weight_multicast(p, "wg")
     if not g and bn * (bm + 4) * 4 > st * (bm + bn) * 128:
         raise SpaceError("wg: the fp32 partial tile must fit in the stage ring")
+
+
+def check_persistent(p, fam):
+    """g: 1 for persistent CTAs (gt_wgp.cuh), each looping over weight tiles (0: one a CTA)."""
+    g = p["g"]
+    if g not in (0, 1):
+        raise SpaceError("%s: g is 0 (one tile per CTA) or 1 (persistent CTAs)" % fam)
+    if g and (p["ks"] != 1 or p["c"] != 1 or p["x"] != 1):
+        raise SpaceError("%s: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1,"
+                         " x 1): each stores its tiles from registers" % fam)
 
 
 def check_weight_multicast(p, fam):
@@ -363,12 +369,8 @@ def make_wgf8(p, _tdt):
     if bn * (bm + 4) * 4 > st * (bm + b_rows) * bk:
         raise SpaceError("wgf8: the fp32 partial tile must fit in the stage ring")
     check_weight_multicast(p, "wgf8")
+    check_persistent(p, "wgf8")
     cn, g = p["x"], p["g"]
-    if g not in (0, 1):
-        raise SpaceError("wgf8: g is 0 (one tile per CTA) or 1 (persistent CTAs)")
-    if g and (ks != 1 or cm != 1 or cn != 1):
-        raise SpaceError("wgf8: persistent CTAs (g1) take no split (ks 1) and no multicast (c 1,"
-                         " x 1): each stores its tiles from registers")
     ta, tb, td = types
     name_tokens = "t%dx%dx%d_s%d_ks%d_p%d" % (bm, bn, bk, st, ks, pf)
     if cm > 1:

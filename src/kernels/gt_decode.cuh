@@ -143,8 +143,9 @@ __device__ __forceinline__ void decode_dot(const uint16_t *const (&wp)[RW],
 
 // A CTA owns RW weight rows and one tokens tile of NT; its WK warps split the K range of the
 // CTA's split (decode_dot). EPI: the epilogue twin (store_out applies the key's epilogue); false
-// is the plain instance.
-template <typename T, int NT, int RW, int WK, int KU, int V, bool EPI = false>
+// is the plain instance. PF: the pre-wait L2 prefetch below (every instance has it;
+// bench/gemv_probe.cu times the same body without it).
+template <typename T, int NT, int RW, int WK, int KU, int V, bool EPI = false, bool PF = true>
 __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
   constexpr int CH = 32 * V;     // elements of K one warp covers per load instruction
   extern __shared__ float red[]; // [WK][NT][RW]
@@ -174,13 +175,15 @@ __device__ __forceinline__ void decode_body(const gt_kargs_t &a) {
 
   // The CTA's first K step (WK batches) of its rows goes to L2 before pdl_wait(), overlapping
   // the previous kernel's tail (a prefetch reads nothing into the SM; see gt_kcommon.cuh).
-  if (warp == 0 && lane < RW && row0 + lane < m) {
-    constexpr int64_t CK = (int64_t)WK * CH * KU;
-    const int64_t left = kr.end - kr.beg;
-    const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
-    const int64_t off = (row0 + lane) * a.lda + kr.beg;
-    // Vector loads imply 16-byte aligned rows only when V == 8.
-    if (V == 8 && bytes) prefetch_l2(A + off, bytes);
+  if constexpr (PF) {
+    if (warp == 0 && lane < RW && row0 + lane < m) {
+      constexpr int64_t CK = (int64_t)WK * CH * KU;
+      const int64_t left = kr.end - kr.beg;
+      const uint32_t bytes = (uint32_t)((left < CK ? left : CK) * 2) & ~15u;
+      const int64_t off = (row0 + lane) * a.lda + kr.beg;
+      // Vector loads imply 16-byte aligned rows only when V == 8.
+      if (V == 8 && bytes) prefetch_l2(A + off, bytes);
+    }
   }
   pdl_wait();
   pdl_launch_dependents();

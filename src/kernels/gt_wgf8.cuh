@@ -113,6 +113,22 @@ __device__ __forceinline__ void wgf8_mma(float (&acc)[MB][R], uint32_t ka, uint3
   }
 }
 
+// The unsplit store of wgf8_body and wgf8p_body: each consumer thread stores its accumulators
+// from registers (wg_store_regs), finished by fin (wgf8_fin). Loads in fin (an outer-vector
+// scale, the bias of a twin) go before the stores (wg_store_regs' PRELOAD); a tensorwise plain
+// instance has none. A plain instance with both store paths needs registers for both: up to 64
+// accumulators a thread that spills nothing; the 224-256-row tiles keep the one pass.
+template <typename T, int MB, int R, int BN, bool SW, int WN, bool EPI, typename Fin>
+__device__ __forceinline__ void wgf8_store_regs(const gt_kargs_t &a, const float (&acc)[MB][R],
+                                                int warp, int lane, int64_t row0, int64_t tok0,
+                                                Fin fin) {
+  using DS = typename f8_store<T>::S;
+  if (EPI || (MB * R <= 64 && (a.scale_mode_a == 2 || a.scale_mode_b == 2)))
+    wg_store_regs<T, DS, MB, R, BN, SW, WN, true>(a, acc, warp, lane, row0, tok0, fin);
+  else
+    wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+}
+
 // TA, TB: operand types (e4m3, e5m2); T: D's type (bf16, f16, f32); the tile, ring, split,
 // prefetch, orientation (SW) and consumer warpgroups (CW) as in wg_body; EPI the epilogue twin.
 //
@@ -275,19 +291,11 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
     for (int mb = 0; mb < MB; mb++) wg_fence_acc(acc[mb]);
   }
   const auto fin = wgf8_fin<T, EPI>(a);
-  const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
   if constexpr (KS == 1) {
-    // One split: the consumers store from their registers (wg_store_regs); every copy the
-    // producer warp issued was consumed. Loads in fin (an outer-vector scale, the bias of a
-    // twin) go before the stores (wg_store_regs' PRELOAD); a tensorwise plain instance has none.
-    // A plain instance with both store paths needs registers for both: up to 64 accumulators a
-    // thread that spills nothing; the 224-256-row tiles keep the one pass.
-    if (warp < PRODUCER) {
-      if (EPI || (MB * R <= 64 && (va || vb)))
-        wg_store_regs<T, DS, MB, R, BN, SW, WN, true>(a, acc, warp, lane, row0, tok0, fin);
-      else
-        wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
-    }
+    // One split: the consumers store from their registers; every copy the producer warp issued
+    // was consumed.
+    if (warp < PRODUCER)
+      wgf8_store_regs<T, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0, fin);
     // No CTA leaves while a peer may still arrive on its barriers.
     if constexpr (CX > 1) cluster.sync();
     return;
@@ -317,10 +325,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
 template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int P, bool SW,
           int CW, bool EPI = false>
 __device__ __forceinline__ void wgf8p_body(const gt_kargs_t &a) {
-  constexpr int WN = SW ? BM / CW : 0;
-  constexpr int MB = SW ? 1 : BM / 64 / CW;
-  constexpr int R = SW ? WN / 2 : BN / 2;
-  using DS = typename f8_store<T>::S;
+  using shape = wgp_shape<BM, BN, SW, CW>;
+  constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   const int tok0 = (int)blockIdx.y * BN;
   wgp_loop<1, BM, BN, BK, S, P, SW, CW, false, false>(
       a,
@@ -331,12 +337,8 @@ __device__ __forceinline__ void wgf8p_body(const gt_kargs_t &a) {
       [&](const float (&acc)[MB][R], int warp, int lane, int row0) {
         // As wgf8_body's unsplit store; the scales are read after the dependent-launch wait,
         // which the loop's consumers passed before their first tile.
-        const auto fin = wgf8_fin<T, EPI>(a);
-        const bool va = a.scale_mode_a == 2, vb = a.scale_mode_b == 2;
-        if (EPI || (MB * R <= 64 && (va || vb)))
-          wg_store_regs<T, DS, MB, R, BN, SW, WN, true>(a, acc, warp, lane, row0, tok0, fin);
-        else
-          wg_store_regs<T, DS, MB, R, BN, SW, WN>(a, acc, warp, lane, row0, tok0, fin);
+        wgf8_store_regs<T, MB, R, BN, SW, WN, EPI>(a, acc, warp, lane, row0, tok0,
+                                                   wgf8_fin<T, EPI>(a));
       });
 }
 
