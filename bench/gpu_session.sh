@@ -60,7 +60,8 @@ for s in "${stages[@]}"; do
     build)
       # PREBUILT=ARCHIVE (bench/prebuilt.sh pack): the benchmark and gate binaries built elsewhere
       # from this same tree, unpacked instead of building (seconds instead of about two minutes);
-      # the stages that need more than those binaries (ctest, the CLI, the shim) need a build.
+      # an archive of `pack --cli` holds the CLI, shim and tracer instead (the PyTorch clients'
+      # stages: zoo, honest, inductor, biased, ...). ctest's stages need a build.
       if [ -n "${PREBUILT:-}" ]; then
         run_stage build ${T_BUILD:-240} bash "$root/bench/prebuilt.sh" unpack "$PREBUILT" "$build" || break
       else

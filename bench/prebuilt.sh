@@ -4,28 +4,36 @@
 # below need only the CUDA driver and the cuBLAS/cuBLASLt they load at run time, so a tree built
 # here (CUDA 13.0, sm_90a, like the GPU machine's) can travel with the call.
 #
-#   bash bench/prebuilt.sh pack BUILD ARCHIVE     # strip, pack (tar.xz) and stamp BUILD's binaries
-#   bash bench/prebuilt.sh unpack ARCHIVE BUILD   # on the GPU machine: into BUILD, after checking
-#                                                 # the stamp against this tree
-#   bash bench/prebuilt.sh stamp                  # this tree's stamp
+#   bash bench/prebuilt.sh pack [--cli] BUILD ARCHIVE  # strip, pack (tar.xz), stamp BUILD's binaries
+#   bash bench/prebuilt.sh unpack ARCHIVE BUILD        # on the GPU machine: into BUILD, after
+#                                                      # checking the stamp against this tree
+#   bash bench/prebuilt.sh stamp                       # this tree's stamp
 #
 # The stamp is a hash of every file the binaries are compiled from (src/, include/, the CMake
 # files, bench/*.c, tests/gpu/, tests/gt_testutil.*). `unpack` refuses (exit 3) an archive
 # whose stamp differs from the tree it is run in, so a number is never measured with binaries
-# from other sources than the ones committed beside it. Packed: bench/kernels_bench,
-# grouped_bench, libgemmtune_grouped.so and the kernel gates gpu_test_kernels,
-# gpu_test_kernels_fp8, gpu_test_grouped (run them directly: ctest's files name the building
-# machine's paths). The kernel images repeat across the binaries, so the archive is packed with
-# a dictionary larger than any one of them: about 22 MB for the set (the tree travels in the
-# same 64 MiB). Pass the archive's folder in the device call's `carry` when it is git-ignored;
-# gpu_session.sh's build stage unpacks PREBUILT=ARCHIVE instead of building.
+# from other sources than the ones committed beside it. Two sets, one archive each (both
+# together exceed what a call carries beside the tree):
+#   default: bench/kernels_bench, grouped_bench, libgemmtune_grouped.so and the kernel gates
+#     gpu_test_kernels, gpu_test_kernels_fp8, gpu_test_grouped (run them directly: ctest's files
+#     name the building machine's paths); about 24 MB;
+#   --cli: the gemmtune CLI, the preload shim libgemmtune_preload.so and the kernel tracer
+#     libgemmtune_trace.so, what the PyTorch clients' stages need (capture, tune, verify, the
+#     zoo, honest and inductor stages of gpu_session.sh); about 24 MB.
+# The kernel images repeat across the binaries, so an archive is packed with a dictionary larger
+# than any one of them. Pass the archive's folder in the device call's `carry` when it is
+# git-ignored; gpu_session.sh's build stage unpacks PREBUILT=ARCHIVE instead of building.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-files=(bench/kernels_bench grouped_bench libgemmtune_grouped.so gpu_test_kernels gpu_test_kernels_fp8
+kernel_files=(bench/kernels_bench grouped_bench libgemmtune_grouped.so gpu_test_kernels
+  gpu_test_kernels_fp8 gpu_test_grouped)
+kernel_targets=(kernels_bench grouped_bench gemmtune_grouped gpu_test_kernels gpu_test_kernels_fp8
   gpu_test_grouped)
+cli_files=(gemmtune libgemmtune_preload.so libgemmtune_trace.so)
+cli_targets=(gemmtune gemmtune_preload gemmtune_trace)
 
 usage() {
-  sed -n '7,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '7,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -41,13 +49,21 @@ stamp() {
 }
 
 pack() {
-  local build=$1 archive=$2 tmp f
+  local set=$1 build=$2 archive=$3 tmp f
+  local -a files targets
+  if [ "$set" = cli ]; then
+    files=("${cli_files[@]}") targets=("${cli_targets[@]}")
+  else
+    files=("${kernel_files[@]}") targets=("${kernel_targets[@]}")
+  fi
   [ -f "$build/CMakeCache.txt" ] || { echo "prebuilt.sh: $build is not a CMake build folder" >&2; exit 2; }
   # The binaries must be those of this tree: build them (a no-op when they are up to date). A
-  # folder configured without CUDA has none of these targets.
-  cmake --build "$build" -j"$(nproc)" --target kernels_bench grouped_bench gemmtune_grouped \
-    gpu_test_kernels gpu_test_kernels_fp8 gpu_test_grouped >/dev/null ||
-    { echo "prebuilt.sh: building the binaries in $build failed (configured with CUDA?)" >&2; exit 2; }
+  # folder configured without CUDA has none of the kernel set's targets, and its CLI has no
+  # kernels of its own.
+  grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=.' "$build/CMakeCache.txt" ||
+    { echo "prebuilt.sh: $build was configured without CUDA (no CMAKE_CUDA_COMPILER)" >&2; exit 2; }
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null ||
+    { echo "prebuilt.sh: building ${targets[*]} in $build failed" >&2; exit 2; }
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   mkdir -p "$tmp/build/bench"
@@ -57,6 +73,7 @@ pack() {
     strip "$tmp/build/$f"
   done
   { echo "stamp $(stamp)"
+    echo "set ${set}"
     echo "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
     grep -E '^(CMAKE_BUILD_TYPE|GT_CUDA|GT_CUDA_ARCHS|CMAKE_CUDA_COMPILER):' \
@@ -101,7 +118,7 @@ EOF
   if [ "$got" != "$want" ]; then
     echo "prebuilt.sh: $archive was built from other sources (stamp $got, this tree $want):" \
       "pack it again from this tree" >&2
-    rm -f "${files[@]/#/$build/}"
+    rm -f "${kernel_files[@]/#/$build/}" "${cli_files[@]/#/$build/}"
     exit 3
   fi
   echo "prebuilt.sh: unpacked into $build:"
@@ -109,7 +126,14 @@ EOF
 }
 
 case "${1:-}" in
-  pack) [ $# -eq 3 ] || usage; pack "$2" "$3" ;;
+  pack)
+    if [ "${2:-}" = --cli ]; then
+      [ $# -eq 4 ] || usage
+      pack cli "$3" "$4"
+    else
+      [ $# -eq 3 ] || usage
+      pack kernels "$2" "$3"
+    fi ;;
   unpack) [ $# -eq 3 ] || usage; unpack "$2" "$3" ;;
   stamp) [ $# -eq 1 ] || usage; stamp ;;
   -h | --help) usage ;;

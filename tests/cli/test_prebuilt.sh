@@ -25,12 +25,19 @@ EOF
 }
 
 expect_exit 2 "no arguments: usage" bash "$PB"
-expect_grep "the usage names pack and unpack" 'prebuilt.sh pack BUILD ARCHIVE'
+expect_grep "the usage names pack and unpack" 'prebuilt.sh unpack ARCHIVE BUILD'
 expect_exit 2 "an archive that is not there" bash "$PB" unpack "$TMP/none.tar.xz" "$TMP/b0"
 expect_grep "it names the archive" 'none.tar.xz not found'
 mkdir -p "$TMP/notbuild"
 expect_exit 2 "pack of a folder that is not a CMake build" bash "$PB" pack "$TMP/notbuild" "$TMP/x.tar.xz"
 expect_grep "it names the folder" 'notbuild is not a CMake build folder'
+expect_exit 2 "pack --cli without its archive: usage" bash "$PB" pack --cli "$TMP/notbuild"
+expect_grep "the usage names --cli" 'pack \[--cli\] BUILD ARCHIVE'
+mkdir -p "$TMP/cpuonly"
+printf 'CMAKE_BUILD_TYPE:STRING=Release\nGT_CUDA:STRING=AUTO\n' >"$TMP/cpuonly/CMakeCache.txt"
+expect_exit 2 "pack --cli of a build configured without CUDA" bash "$PB" pack --cli "$TMP/cpuonly" "$TMP/x.tar.xz"
+expect_grep "it says the folder has no CUDA" 'cpuonly was configured without CUDA'
+if [ ! -e "$TMP/x.tar.xz" ]; then ok "no archive is written"; else bad "$TMP/x.tar.xz written"; fi
 
 stamp=$(bash "$PB" stamp)
 if [[ "$stamp" =~ ^[0-9a-f]{16}$ ]]; then ok "the stamp is a 16-digit hash"; else bad "stamp '$stamp'"; fi
@@ -42,11 +49,18 @@ else
   bad "no executable $TMP/b1/bench/kernels_bench"
 fi
 
-make_archive "$TMP/other.tar.xz" 0123456789abcdef
+make_archive "$TMP/other.tar.xz" 0123456789abcdef build/gemmtune
+# A CLI unpacked into the same folder earlier (another archive, another set) goes too: the
+# folder must not mix binaries of two trees.
+mkdir -p "$TMP/b2"
+printf 'old\n' >"$TMP/b2/libgemmtune_preload.so"
 expect_exit 3 "an archive of other sources is refused" bash "$PB" unpack "$TMP/other.tar.xz" "$TMP/b2"
 expect_grep "it says why and what to do" 'built from other sources .*pack it again from this tree'
-if [ ! -e "$TMP/b2/bench/kernels_bench" ]; then ok "no binary of other sources is left"; else
-  bad "$TMP/b2/bench/kernels_bench left behind"
+if [ ! -e "$TMP/b2/bench/kernels_bench" ] && [ ! -e "$TMP/b2/gemmtune" ] &&
+  [ ! -e "$TMP/b2/libgemmtune_preload.so" ]; then
+  ok "no binary of other sources is left (kernel set and CLI set)"
+else
+  bad "binaries left behind in $TMP/b2: $(ls "$TMP/b2" "$TMP/b2/bench" 2>/dev/null | tr '\n' ' ')"
 fi
 
 make_archive "$TMP/climb.tar.xz" "$stamp" "build/../../escaped"
