@@ -7,11 +7,18 @@ rotated weights (at least 3x the L2 cache), and each graph is replayed alternate
   thandle  cublasGemmEx through ctypes on torch's own handle (current_blas_handle)
   fresh    cublasGemmEx through ctypes on a handle of our own with a 32 MiB workspace, as tune's
            baseline and its live replay call it
+and, with --slab, the same operands carved out of one allocation per operand (every copy at a
+256-byte aligned offset of a single torch.empty, as tune's live replay allocates them) instead of one
+allocation per copy (as a model's weights are):
+  tslab    F.linear on the slab copies
+  slab     the fresh handle's cublasGemmEx on the slab copies
+so a gap between tune's live replay and the application can be put down to (or cleared of) where
+the operands sit in memory, with the call itself unchanged.
 Prints per-call time (median of the replays) and the cuBLAS kernels each way ran (torch.profiler),
 so a gap between the application's baseline and tune's can be placed: a different kernel
 (handle state) or the same kernel timed differently (context).
 
-Usage: python3 bench/probe_baseline.py [--shapes M,N,K ...] [--replays 15] [--json out.json]
+Usage: python3 bench/probe_baseline.py [--shapes M,N,K ...] [--replays 15] [--slab] [--json out.json]
 """
 import argparse
 import ctypes
@@ -40,6 +47,21 @@ def libcublas():
     raise SystemExit("probe_baseline: no libcublas mapped after a torch matmul")
 
 
+def slab_copies(copies, align=256):
+    """The copies (same shape and dtype) again, as views of one allocation at align-byte
+    offsets, with the same values."""
+    t0 = copies[0]
+    nbytes = t0.numel() * t0.element_size()
+    stride = -(-nbytes // align) * align
+    slab = torch.empty(stride * len(copies), dtype=torch.uint8, device=t0.device)
+    out = []
+    for i, t in enumerate(copies):
+        v = slab[i * stride:i * stride + nbytes].view(t0.dtype).view(t0.shape)
+        v.copy_(t)
+        out.append(v)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", nargs="*", default=["6144,4,4096", "6144,8,4096",
@@ -47,6 +69,8 @@ def main():
                                                     "4096,1,14336", "14336,1,4096"],
                     help="M,N,K with M the out features, N the tokens, K the in features")
     ap.add_argument("--replays", type=int, default=15)
+    ap.add_argument("--slab", action="store_true",
+                    help="also time the copies carved out of one allocation per operand")
     ap.add_argument("--json")
     a = ap.parse_args()
     path = libcublas()
@@ -76,26 +100,31 @@ def main():
         W = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
         X = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
         Y = [torch.empty(n, m, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
+        if a.slab:
+            SW, SX, SY = (slab_copies(t) for t in (W, X, Y))
         stream = torch.cuda.Stream()
         # The stream once, then the workspace: cublasSetStream resets the workspace to cuBLAS's
         # default pool.
         lib.cublasSetStream_v2(own, ctypes.c_void_p(stream.cuda_stream))
         lib.cublasSetWorkspace_v2(own, ctypes.c_void_p(ws.data_ptr()), ctypes.c_size_t(ws.numel()))
 
-        def ct(handle, i):
+        def ct(handle, i, w=W, x=X, y=Y):
             st = lib.cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, ctypes.byref(alpha),
-                                  ctypes.c_void_p(W[i].data_ptr()), CUDA_R_16BF, k,
-                                  ctypes.c_void_p(X[i].data_ptr()), CUDA_R_16BF, k,
-                                  ctypes.byref(beta), ctypes.c_void_p(Y[i].data_ptr()),
+                                  ctypes.c_void_p(w[i].data_ptr()), CUDA_R_16BF, k,
+                                  ctypes.c_void_p(x[i].data_ptr()), CUDA_R_16BF, k,
+                                  ctypes.byref(beta), ctypes.c_void_p(y[i].data_ptr()),
                                   CUDA_R_16BF, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
             assert st == 0, st
-            return Y[i]
+            return y[i]
 
         ways = {
             "torch": lambda i: F.linear(X[i], W[i]),
             "thandle": lambda i: ct(ctypes.c_void_p(torch.cuda.current_blas_handle()), i),
             "fresh": lambda i: ct(own, i),
         }
+        if a.slab:
+            ways["tslab"] = lambda i: F.linear(SX[i], SW[i])
+            ways["slab"] = lambda i: ct(own, i, SW, SX, SY)
         # calls per graph: a replay of about 2 ms
         t_est = max(wbytes / 4.0e12, 4e-6)
         calls = max(copies, min(1000, int(2e-3 / t_est)))
@@ -156,6 +185,8 @@ def main():
                 print("    %-8s %4d x %-90s %.2f us/call" % (w, v["launches"], kn[:90],
                                                           v["us_per_call"]))
         del W, X, Y, graphs
+        if a.slab:
+            del SW, SX, SY
         torch.cuda.empty_cache()
     if a.json:
         with open(a.json, "w") as f:
