@@ -557,7 +557,8 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
   if (epi && sr->fused.ok) S->log_fused += log(fused_ratio(&sr->fused)), S->fused_n++;
   if (!csv) return;
   fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d", sh->label,
-          (long long)p->n, (long long)p->m, (long long)p->k, (double)p->m * p->k * 2 / 1e6, cu,
+          (long long)p->n, (long long)p->m, (long long)p->k,
+          (double)p->m * p->k * (double)gt_dtype_size(p->a_type) / 1e6, cu,
           sr->base->time.rel_spread, own_us, best ? best->time.rel_spread : NAN,
           best ? best->cand.name : "", ratio, best ? bytes / own_us / 1e3 : NAN, bytes / cu / 1e3,
           sr->own_raced, sr->own_gate_failed);

@@ -9,7 +9,15 @@ row: a row is written only when own wins), own alone, by tokens, the fused-epilo
 files have it, and the bandwidth count over the large weights.
 
     python3 bench/kernels_merge.py part1/kernels_bench.csv part2/kernels_bench.csv ... \
-        [--min-mb 100] [--tbs 4.3] [--csv merged.csv]
+        [--min-mb 100] [--tbs 4.3] [--floor 4.8[,0]] [--csv merged.csv]
+
+--floor TBPS[,FIXED_US]: a row's floor is the bytes it must move (those kernels_bench counts for
+its GB/s: the weight, the activations and the output once each) at TBPS TB/s plus FIXED_US per
+call. Printed: the
+geomean of max(1, base/floor), the tuned geomean no kernel can beat at that floor (at the
+datasheet bandwidth and no fixed cost, the ceiling of any speedup bar), and how far the tuned
+dispatch and the best own kernel are from the floor, overall, by tokens and by weight.
+One file (a whole run) is a merge of one part.
 
 A key (label, tokens) found in two files is an error (exit 2): parts must not overlap. Files must
 share the header (the same kernels_bench mode). Exit 0 otherwise; a file that cannot be read or
@@ -70,14 +78,56 @@ def load(paths):
     return header, base, rows
 
 
+def parse_floor(text):
+    """--floor TBPS[,FIXED_US] -> (bytes per us, fixed us); a bad value exits 2 naming it."""
+    parts = text.split(",")
+    try:
+        tbps = float(parts[0])
+        fixed = float(parts[1]) if len(parts) == 2 else 0.0
+    except ValueError:
+        tbps, fixed = -1.0, -1.0
+    if len(parts) > 2 or not tbps > 0 or not fixed >= 0:
+        die("--floor %s: want TBPS[,FIXED_US], a bandwidth > 0 in TB/s and a fixed cost >= 0 in"
+            " us (e.g. 4.8 or 4.62,1.5)" % text)
+    return tbps * 1e6, fixed, text
+
+
+def row_floor(r, floor):
+    """The floor time of a row (us): the bytes kernels_bench counts for it (weight, activations
+    and output once each: best_gbps x best_us) at the floor's bandwidth plus the fixed cost."""
+    return r["_gbps"] * r["_own"] * 1e3 / floor[0] + floor[1]
+
+
+def print_floor(rows, floor):
+    fl = [row_floor(r, floor) for r in rows]
+    tuned = [min(r["_base"], r["_own"]) for r in rows]
+    print("floor %s (TB/s[,us a call]): geomean of max(1, base/floor), the most any tuned"
+          " dispatch reaches: %.3f" % (floor[2], geomean([max(1.0, r["_base"] / f)
+                                                          for r, f in zip(rows, fl)])))
+    print("  distance from the floor (time / floor): tuned %.3f, best own %.3f" % (
+        geomean([t / f for t, f in zip(tuned, fl)]),
+        geomean([r["_own"] / f for r, f in zip(rows, fl)])))
+    for what, key in (("tokens", lambda r: int(r["tokens"])), ("weight", lambda r: r["label"])):
+        groups = {}
+        for r, t, f in zip(rows, tuned, fl):
+            groups.setdefault(key(r), []).append((t / f, r["_own"] / f))
+        print("  by %s: %s" % (what, ", ".join(
+            "%s %.3f/%.3f" % (g, geomean([x[0] for x in v]), geomean([x[1] for x in v]))
+            for g, v in sorted(groups.items()))) + " (tuned/own)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv_files", nargs="+", metavar="kernels_bench.csv")
     ap.add_argument("--min-mb", type=float, default=100.0, help="large weights: MB (default 100)")
     ap.add_argument("--tbs", type=float, default=None,
                     help="bandwidth bar for the large weights, TB/s (default: none printed)")
+    ap.add_argument("--floor", metavar="TBPS[,FIXED_US]",
+                    help="also print the speedup a bandwidth floor allows and each row's"
+                         " distance from it")
     ap.add_argument("--csv", help="write the merged rows here")
     a = ap.parse_args()
+    floor = parse_floor(a.floor) if a.floor else None
     header, base, rows = load(a.csv_files)
     rows.sort(key=lambda r: (r["label"], int(r["tokens"])))
     ratio = [r["_base"] / r["_own"] for r in rows]
@@ -100,6 +150,8 @@ def main():
         low = min(big, key=lambda r: r["_gbps"])
         print(">= %.2f TB/s on weights >= %g MB: %d of %d (lowest %.2f TB/s, %s tokens=%s)" %
               (a.tbs, a.min_mb, met, len(big), low["_gbps"] / 1000, low["label"], low["tokens"]))
+    if floor:
+        print_floor(rows, floor)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header, extrasaction="ignore")

@@ -17,6 +17,16 @@ expect_grep "the row behind is listed" 'a/x 64 tokens: 0\.810'
 expect_grep "the fused cost is the geomean of the parts'" 'twin/plain 1\.010 \(2 rows\)'
 expect_grep "the bandwidth count" '>= 4\.30 TB/s on weights >= 100 MB: 1 of 2 \(lowest 3\.90 TB/s'
 if [ "$(wc -l <"$TMP/m.csv")" = 3 ]; then ok "the merged CSV has both rows"; else bad "merged CSV"; fi
+# --floor: row 1 moves 4400 GB/s x 10 us = 44 MB (11 us at 4 TB/s), row 2 39 MB (9.75 us).
+expect_exit 0 "a floor of 4 TB/s" python3 "$KM" "$TMP/p1.csv" "$TMP/p2.csv" --floor 4
+expect_grep "the most a tuned dispatch reaches: sqrt(12.1/11 x 1)" 'the most any tuned dispatch reaches: 1\.049'
+expect_grep "distance: tuned min(base, own), own alone" 'tuned 0\.869, best own 0\.966'
+expect_grep "by tokens" 'by tokens: 1 0\.909/0\.909, 64 0\.831/1\.026'
+expect_exit 0 "a floor with a fixed cost a call" python3 "$KM" "$TMP/p1.csv" --floor 4,1
+expect_grep "the fixed cost adds to the floor: 12.1/12" 'reaches: 1\.008'
+expect_exit 2 "a floor that is not TBPS[,US]" python3 "$KM" "$TMP/p1.csv" --floor 4,x
+expect_grep "it names the option and the form" '--floor 4,x: want TBPS\[,FIXED_US\]'
+expect_exit 2 "a zero bandwidth" python3 "$KM" "$TMP/p1.csv" --floor 0
 expect_exit 2 "a key in two parts" python3 "$KM" "$TMP/p1.csv" "$TMP/p1.csv"
 expect_grep "it names both places" 'p1.csv:2: a/x at 1 tokens is also in .*p1.csv:2'
 printf 'label,tokens\nx,1\n' >"$TMP/other.csv"
