@@ -123,7 +123,7 @@ def load_archs(space):
 # table at the end of this section is the only place that lists them.
 
 def make_decode(p, tdt):
-    nt, rw, wk, ku, v = p["n"], p["r"], p["w"], p["u"], p["v"]
+    nt, rw, wk, ku, v, pf = p["n"], p["r"], p["w"], p["u"], p["v"], p["p"]
     if p["layout"] != "tn":
         raise SpaceError("decode is TN only (nn.Linear)")
     if not (pow2(nt) and nt <= 8 and pow2(rw) and rw <= 16):
@@ -132,10 +132,19 @@ def make_decode(p, tdt):
         raise SpaceError("decode: v is 2, 4 or 8 elements")
     if wk < 1 or wk > 32 or ku < 1:
         raise SpaceError("decode: 1 <= w <= 32, u >= 1")
-    return dict(tokens="n%d_r%d_w%d_u%d_ks%d_v%d" % (nt, rw, wk, ku, p["ks"], v),
-                row=dict(tile_m=rw, tile_n=nt, warps_k=wk, unroll=ku, vec=v),
+    # p: 1, the body's pre-wait L2 prefetch of the CTA's first K step (made for 16-byte rows, v8,
+    # only); 0 (name token p0), none. A p0 instance with narrower loads would be its p1 twin.
+    if pf not in (0, 1) or (pf == 0 and v != 8):
+        raise SpaceError("decode: p is 1 (the pre-wait prefetch, the default) or 0 (none, v8"
+                         " only: narrower loads never prefetch)")
+    tokens = "n%d_r%d_w%d_u%d_ks%d_v%d" % (nt, rw, wk, ku, p["ks"], v)
+    if pf == 0:
+        tokens += "_p0"  # p1 is left out of the name
+    return dict(tokens=tokens,
+                row=dict(tile_m=rw, tile_n=nt, warps_k=wk, unroll=ku, vec=v, prefetch=pf),
                 threads=32 * wk, smem=wk * nt * rw * 4,
-                body=("gtk::decode_body", [tdt, nt, rw, wk, ku, v]))
+                body=("gtk::decode_body", [tdt, nt, rw, wk, ku, v]),
+                body_tail=["false"] if pf == 0 else [])
 
 
 def decodetc_common(p, fam):
@@ -410,7 +419,7 @@ def make_wgf8(p, _tdt):
 # also pays nvcc's fixed start-up cost); c_enum: the gt_kfamily_t value.
 Family = collections.namedtuple("Family", "keys make header per_file c_enum")
 FAMILIES = {
-    "decode": Family(["dtype", "layout", "n", "r", "w", "u", "ks", "v"], make_decode,
+    "decode": Family(["dtype", "layout", "n", "r", "w", "u", "ks", "v", "p"], make_decode,
                      "gt_decode.cuh", 10, "GT_KFAM_DECODE"),
     "decodetc": Family(["dtype", "layout", "n", "m", "w", "u", "s", "ks", "v", "p"],
                        make_decodetc, "gt_decodetc.cuh", 7, "GT_KFAM_DECODETC"),
@@ -662,7 +671,8 @@ def make_instance(fam, arch, p, epi=False):
             name, total_smem, arch["target"], arch["max_smem"]))
     # A plain instance's body takes the template's default EPI = false, so its source text is
     # what it was before twins existed; a twin passes true as one more template argument.
-    # Template arguments after EPI (wg's and wgf8's weight multicast) make EPI explicit.
+    # Template arguments after EPI (wg's and wgf8's weight multicast, decode's p0) make EPI
+    # explicit.
     tmpl, targs = spec["body"]
     tail = spec.get("body_tail", [])
     targs = targs + (["true"] if epi else ["false"] if tail else []) + tail
@@ -698,9 +708,10 @@ def family_archs(fam, spec, archs):
 
 
 # Keys a space may leave out of a family's defaults and groups, with the value they then take:
-# parameters added after spaces existed (wg's and wgf8's g and x, wgf8's c), so an older space
-# file still expands.
-OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"c": [1], "x": [1], "g": [0]}}
+# parameters added after spaces existed (wg's and wgf8's g and x, wgf8's c, decode's p), so an
+# older space file still expands.
+OPTIONAL_KEYS = {"wg": {"g": [0], "x": [1]}, "wgf8": {"c": [1], "x": [1], "g": [0]},
+                 "decode": {"p": [1]}}
 
 
 def expand_group(fam, arch, gi, spec, group, epi):

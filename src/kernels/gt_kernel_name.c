@@ -77,7 +77,7 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
                        '\0'};
   const bool wgl = p->family == GT_KFAM_WG || p->family == GT_KFAM_WGF8; /* wg's grammar */
   const bool dtc = p->family == GT_KFAM_DECODETC || p->family == GT_KFAM_DTF8; /* decodetc's */
-  if (!wgl && !dtc && p->prefetch != 0)
+  if (!wgl && !dtc && p->family != GT_KFAM_DECODE && p->prefetch != 0)
     return false; /* no token carries it */
   if (!wgl && (p->cluster_m != 0 || p->consumers != 0 || p->cluster_n != 0)) return false;
   if (p->persistent != 0 &&
@@ -104,9 +104,13 @@ static bool format_plain(const gt_kparams_t *p, char *buf, int cap) {
     if (p->tile_n < 1 || p->tile_m < 1 || p->warps_k < 1 || p->unroll < 1 || p->splitk < 1 ||
         p->vec < 1)
       return false;
+    /* prefetch: 1 the body's pre-wait prefetch (no token), 0 none (p0, 16-byte loads only:
+     * narrower ones never prefetch, so their p0 would name the same kernel twice). */
+    if (p->prefetch != 1 && (p->prefetch != 0 || p->vec != 8)) return false;
     return gt_name_append(buf, cap, "n%d", p->tile_n) && gt_name_append(buf, cap, "r%d", p->tile_m) &&
            gt_name_append(buf, cap, "w%d", p->warps_k) && gt_name_append(buf, cap, "u%d", p->unroll) &&
-           gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec);
+           gt_name_append(buf, cap, "ks%d", p->splitk) && gt_name_append(buf, cap, "v%d", p->vec) &&
+           (p->prefetch == 1 || gt_name_append(buf, cap, "p0"));
   case GT_KFAM_DTF8:
     /* TN, 16 one-byte elements per load, no split across CTAs; otherwise decodetc's tokens. */
     if (p->transa != GT_TRANS_T || p->transb != GT_TRANS_N || p->vec != 16 || p->splitk != 1)
@@ -171,19 +175,25 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
 }
 
 /* Parse token `tok` as `tag` + exactly `want` positive integers joined by 'x'. */
-static gt_status_t want_param(const char *name, const char *tok, const char *tag, int want,
-                              int *out) {
+/* want values lo..65536 (lo 0 for a token that spells a parameter's "none": decode's p0). */
+static gt_status_t want_param_from(const char *name, const char *tok, const char *tag, int want,
+                                   int lo, int *out) {
   int64_t v[4];
   int got = gt_name_param(tok, tag, v, 4);
   if (got != want)
     return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s' is not '%s' with %d value%s", name,
                       tok, tag, want, want == 1 ? "" : "s ('x'-joined)");
   for (int i = 0; i < want; i++) {
-    if (v[i] < 1 || v[i] > 65536)
+    if (v[i] < lo || v[i] > 65536)
       return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s': value out of range", name, tok);
     out[i] = (int)v[i];
   }
   return GT_OK;
+}
+
+static gt_status_t want_param(const char *name, const char *tok, const char *tag, int want,
+                              int *out) {
+  return want_param_from(name, tok, tag, want, 1, out);
 }
 
 /* The t<BM>x<BN>x<BK> tile token of the tc and wg families. */
@@ -286,8 +296,9 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
                                              [GT_KFAM_TC] = 10, [GT_KFAM_WG] = 9,
                                              [GT_KFAM_WGF8] = 11, [GT_KFAM_DTF8] = 14};
   /* Optional trailing tokens, each left out of a name when at its default (set in the switch
-   * below): decodetc p<KB> (pre-wait prefetch); wg c<CM> (token multicast), then x<CN> (weight
-   * multicast), then w<CW> (consumer warpgroups), then g1 (persistent CTAs); wgf8 the same.
+   * below): decode p0 (no pre-wait prefetch); decodetc p<KB> (pre-wait prefetch); wg c<CM>
+   * (token multicast), then x<CN> (weight multicast), then w<CW> (consumer warpgroups), then
+   * g1 (persistent CTAs); wgf8 the same.
    * They are matched by tag; the canonical-form check at the end rejects any other order, a
    * repeat or a spelled default. */
   static const struct {
@@ -295,8 +306,10 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
     struct {
       const char *tag;
       size_t off;
+      int zero_ok; /* 1: the token spells 0 too (decode's p0: no prefetch); else 1 and up */
     } tok[4];
   } k_opt[GT_KFAM__COUNT] = {
+      [GT_KFAM_DECODE] = {1, {{"p", offsetof(gt_kparams_t, prefetch), 1}}},
       [GT_KFAM_DECODETC] = {1, {{"p", offsetof(gt_kparams_t, prefetch)}}},
       [GT_KFAM_WG] = {4, {{"c", offsetof(gt_kparams_t, cluster_m)},
                           {"x", offsetof(gt_kparams_t, cluster_n)},
@@ -333,6 +346,7 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
         (s = want_param(name, t.tok[9], "ks", 1, &out->splitk)) ||
         (s = want_param(name, t.tok[10], "v", 1, &out->vec)))
       return s;
+    out->prefetch = 1; /* no token: the pre-wait prefetch */
     break;
   case GT_KFAM_DECODETC:
   case GT_KFAM_DTF8:
@@ -379,7 +393,9 @@ gt_status_t gt_kernel_name_parse(const char *name, gt_kparams_t *out) {
       return gt_err_set(GT_ERR_DATA, "instance '%s': token '%s' is not an optional token of %s",
                         name, t.tok[i], k_family[fam]);
     int *dst = (int *)((char *)out + k_opt[fam].tok[o].off);
-    if ((s = want_param(name, t.tok[i], k_opt[fam].tok[o].tag, 1, dst))) return s;
+    if ((s = want_param_from(name, t.tok[i], k_opt[fam].tok[o].tag, 1,
+                             k_opt[fam].tok[o].zero_ok ? 0 : 1, dst)))
+      return s;
   }
 
   /* One spelling per parameter set: "n08" or "w1x08" parse to the same values but are not the

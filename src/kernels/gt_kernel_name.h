@@ -10,6 +10,8 @@
  *   gt_sm90_decode_bf16_tn_n8_r4_w4_u2_ks1_v8
  *       CUDA-core decode: n tokens tile, r weight rows per warp, w warps splitting K in a CTA,
  *       u warp-chunks of K loaded before use, ks split-K across CTAs, v elements per load.
+ *       With v8 the CTA's first K step of its rows is prefetched into L2 before the
+ *       programmatic-dependent-launch wait; an optional last token p0 leaves that out.
  *   gt_sm90_decodetc_bf16_tn_n16_m1_w1x8_u4_s2_ks1_v8
  *       tensor-core decode (mma.sync m16n8k16, weight rows as M, tokens as N): n tokens tile,
  *       m 16-row tiles per warp, w warps along M x warps splitting K, u 32-wide K chunks per
@@ -94,7 +96,8 @@ typedef struct gt_kparams {
   int warps_m, warps_n, warps_k;
   int unroll, stages, vec, splitk;
   int prefetch; /* prefetched into L2 before the PDL wait: wg 64-wide weight boxes (>= 1),
-                   decodetc KB of each weight row (0 = none); others 0 */
+                   decodetc KB of each weight row (0 = none), decode 1 (its first K step, made
+                   with v8 only) or 0 (none: p0, v8 only); others 0 */
   int cluster_m; /* wg, wgf8: CTAs along M of a cluster sharing the token tile by TMA
                     multicast (1 = none; wgf8: splitk 1); others 0 */
   int consumers; /* wg: consumer warpgroups splitting the weight rows (1 or 2); others 0 */

@@ -43,6 +43,8 @@ illegal wg_two_multicasts_over_eight_ctas wg \
   '{"t": [[64, 32, 128]], "s": [4], "ks": [1], "p": [8], "c": [4], "x": [4]}' 'at most 8 CTAs'
 illegal wgf8_token_multicast_with_split wgf8 \
   '{"t": [[64, 32, 256]], "s": [4], "ks": [2], "p": [8], "c": [2]}' 'no split \(ks 1\)'
+illegal decode_p0_with_narrow_loads decode \
+  '{"n": [1], "r": [4], "w": [4], "u": [4], "v": [4], "p": [0]}' 'decode group [0-9]+ .*v8 only'
 illegal wg_two_warpgroups_odd_split wg \
   '{"t": [[40, 64, 64]], "s": [4], "ks": [1], "p": [4], "w": [2]}' 'two consumer warpgroups'
 
@@ -86,9 +88,11 @@ for t in twins:
     assert not re.search(r"_e_[0-9]+\.cu$", pf), "%s is in %s" % (t[:-2], pf)
     # The flag is the template's last argument; in a weight-multicast instance (wg's and
     # wgf8's x token) the cluster width follows it, in a wgf8 token-multicast one (c) the
-    # weight and token widths, so the plain body has an explicit false.
-    tailed = re.search(r"_x\d+(_|$)", t[:-2]) or ("_wgf8_" in t and re.search(r"_c\d+(_|$)", t))
-    tail = tailed and re.fullmatch(r"(.*), false((?:, \d+)+)>\(a\);", pb)
+    # weight and token widths, in a decode p0 one the prefetch flag (false), so the plain body
+    # has an explicit false.
+    tailed = (re.search(r"_x\d+(_|$)", t[:-2]) or ("_wgf8_" in t and re.search(r"_c\d+(_|$)", t))
+              or ("_decode_" in t and t[:-2].endswith("_p0")))
+    tail = tailed and re.fullmatch(r"(.*), false((?:, (?:\d+|false))+)>\(a\);", pb)
     want = ("%s, true%s>(a);" % tail.groups()) if tail else pb.replace(">(a);", ", true>(a);")
     assert tb == want, "%s: %s vs %s" % (t, tb, pb)
 print("%d twins checked against their plain instances" % len(twins))

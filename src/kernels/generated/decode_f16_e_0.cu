@@ -12,8 +12,18 @@ gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a)
 }
 
 extern "C" __global__ void __launch_bounds__(128)
+gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::decode_body<gtk::f16, 1, 4, 4, 2, 8, true, false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::decode_body<gtk::f16, 1, 8, 4, 2, 8, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::decode_body<gtk::f16, 1, 8, 4, 2, 8, true, false>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -39,14 +49,4 @@ gt_sm90_decode_f16_tn_n2_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a)
 extern "C" __global__ void __launch_bounds__(128)
 gt_sm90_decode_f16_tn_n4_r4_w4_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::decode_body<gtk::f16, 4, 4, 4, 1, 8, true>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(512)
-gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::decode_body<gtk::f16, 1, 1, 16, 1, 8, true>(a);
-}
-
-extern "C" __global__ void __launch_bounds__(512)
-gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
-  gtk::decode_body<gtk::f16, 1, 1, 16, 2, 8, true>(a);
 }

@@ -2,6 +2,16 @@
 #include "../gt_decode.cuh"
 
 extern "C" __global__ void __launch_bounds__(512)
+gt_sm90_decode_f16_tn_n1_r1_w16_u1_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::decode_body<gtk::f16, 1, 1, 16, 1, 8, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+gt_sm90_decode_f16_tn_n1_r1_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::decode_body<gtk::f16, 1, 1, 16, 2, 8, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(512)
 gt_sm90_decode_f16_tn_n1_r2_w16_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a) {
   gtk::decode_body<gtk::f16, 1, 2, 16, 2, 8, true>(a);
 }

@@ -5,7 +5,9 @@
 extern "C" {
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_p0(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_p0(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4(const __grid_constant__ gt_kargs_t a);
@@ -17,7 +19,9 @@ __global__ void gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8(const __grid_constant
 __global__ void gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4(const __grid_constant__ gt_kargs_t a);
@@ -562,7 +566,9 @@ __global__ void gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const _
 __global__ void gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_p0_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_p0_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4_e(const __grid_constant__ gt_kargs_t a);
@@ -574,7 +580,9 @@ __global__ void gt_sm90_decode_bf16_tn_n1_r2_w16_u2_ks1_v8_e(const __grid_consta
 __global__ void gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4_e(const __grid_constant__ gt_kargs_t a);
@@ -1123,7 +1131,9 @@ __global__ void gt_sm90_splitk_reduce_f16(const __grid_constant__ gt_kargs_t a);
 const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_p0", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_p0},
     {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8},
+    {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_p0", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_p0},
     {"gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4},
@@ -1135,7 +1145,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8},
+    {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0},
     {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8},
+    {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0},
     {"gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8", (const void *)gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4},
@@ -1680,7 +1692,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v8_e},
+    {"gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_p0_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u2_ks1_v8_p0_e},
     {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_e},
+    {"gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_p0_e", (const void *)gt_sm90_decode_bf16_tn_n1_r8_w4_u2_ks1_v8_p0_e},
     {"gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w8_u4_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r2_w8_u8_ks1_v8_e},
     {"gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4_e", (const void *)gt_sm90_decode_bf16_tn_n1_r4_w4_u4_ks1_v4_e},
@@ -1692,7 +1706,9 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8_e", (const void *)gt_sm90_decode_bf16_tn_n1_r1_w8_u4_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v8_e},
+    {"gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u2_ks1_v8_p0_e},
     {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_e},
+    {"gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0_e", (const void *)gt_sm90_decode_f16_tn_n1_r8_w4_u2_ks1_v8_p0_e},
     {"gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r2_w8_u4_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8_e", (const void *)gt_sm90_decode_f16_tn_n1_r2_w8_u8_ks1_v8_e},
     {"gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4_e", (const void *)gt_sm90_decode_f16_tn_n1_r4_w4_u4_ks1_v4_e},
@@ -2236,7 +2252,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1114;
+const size_t gt_kinstance_fn_count = 1122;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},
