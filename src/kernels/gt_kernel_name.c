@@ -174,8 +174,8 @@ bool gt_kernel_name_format(const gt_kparams_t *p, char *buf, int cap) {
          (!p->epilogue || gt_name_append(buf, cap, "%s", K_EPI_TOKEN));
 }
 
-/* Parse token `tok` as `tag` + exactly `want` positive integers joined by 'x'. */
-/* want values lo..65536 (lo 0 for a token that spells a parameter's "none": decode's p0). */
+/* Parse token `tok` as `tag` + exactly `want` integers of lo..65536 joined by 'x' (lo 0 only for
+ * a token that spells a parameter's "none": decode's p0). */
 static gt_status_t want_param_from(const char *name, const char *tok, const char *tag, int want,
                                    int lo, int *out) {
   int64_t v[4];
@@ -191,6 +191,7 @@ static gt_status_t want_param_from(const char *name, const char *tok, const char
   return GT_OK;
 }
 
+/* The same with positive integers. */
 static gt_status_t want_param(const char *name, const char *tok, const char *tag, int want,
                               int *out) {
   return want_param_from(name, tok, tag, want, 1, out);
