@@ -444,6 +444,15 @@ __device__ __forceinline__ void wg_store_tile(const gt_kargs_t &a, const float *
     store_all(a.epilogue >> 1);
 }
 
+// A consumer warpgroup's share of a BM x BN tile with CW consumer warpgroups (wg_body's,
+// wgf8_body's and the persistent bodies'): WN weight rows as wgmma's N when swapped (SW), else
+// MB m64 blocks of them; R accumulator registers a thread per block.
+template <int BM, int BN, bool SW, int CW> struct wg_shape {
+  static constexpr int WN = SW ? BM / CW : 0;
+  static constexpr int MB = SW ? 1 : BM / 64 / CW;
+  static constexpr int R = SW ? WN / 2 : BN / 2;
+};
+
 // EPI: the epilogue twin (the thread that writes an element of D applies the key's epilogue to
 // it, after the cluster's split-K sum); false is the plain instance. CN > 1: weight multicast
 // across CN token tiles (K-major weights, no split; as wgf8_body's, see gt_wgf8.cuh). With CM > 1
@@ -463,9 +472,8 @@ __device__ __forceinline__ void wg_body(const gt_kargs_t &a) {
   // (10240 rows / 80 = 128 CTAs): one wave of equal CTAs beats a grid of m64 blocks that leaves
   // part of a second wave (the MMA's unused token rows cost no memory traffic).
   static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
-  constexpr int WN = SW ? BM / CW : 0;              // swapped: weight rows per warpgroup (N)
-  constexpr int MB = SW ? 1 : BM / 64 / CW;         // m64 blocks of weight rows per warpgroup
-  constexpr int R = SW ? WN / 2 : BN / 2;           // accumulator registers per thread per block
+  using shape = wg_shape<BM, BN, SW, CW>;
+  constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   constexpr int BR = SW ? 64 : BN;         // token rows of a B box in shared memory
   constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BR * BOX * 2, B_LOAD = BN * BOX * 2;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;

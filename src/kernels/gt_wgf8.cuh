@@ -156,9 +156,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   constexpr int NBOX = BK / BOX;   // boxes per slice along K
   constexpr int KSTEP = 32;        // elements (= bytes) of K per wgmma
   static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
-  constexpr int WN = SW ? BM / CW : 0;       // swapped: weight rows per warpgroup (wgmma's N)
-  constexpr int MB = SW ? 1 : BM / 64 / CW;  // m64 blocks of weight rows per warpgroup
-  constexpr int R = SW ? WN / 2 : BN / 2;    // accumulator registers per thread per block
+  using shape = wg_shape<BM, BN, SW, CW>;
+  constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   constexpr int BR = SW ? 64 : BN;           // token rows of a B box in shared memory
   constexpr uint32_t A_BOX = BM * BOX, B_BOX = BR * BOX, B_LOAD = BN * BOX;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, B_BYTES = NBOX * B_BOX, STAGE = A_BYTES + B_BYTES;
@@ -325,7 +324,7 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
 template <typename TA, typename TB, typename T, int BM, int BN, int BK, int S, int P, bool SW,
           int CW, bool EPI = false>
 __device__ __forceinline__ void wgf8p_body(const gt_kargs_t &a) {
-  using shape = wgp_shape<BM, BN, SW, CW>;
+  using shape = wg_shape<BM, BN, SW, CW>;
   constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   const int tok0 = (int)blockIdx.y * BN;
   wgp_loop<1, BM, BN, BK, S, P, SW, CW, false, false>(

@@ -21,15 +21,6 @@
 
 namespace gtk {
 
-// A consumer warpgroup's share of a BM x BN tile with CW consumer warpgroups (wg_body's): WN
-// weight rows as wgmma's N when swapped (SW), else MB m64 blocks of them; R accumulator
-// registers a thread per block.
-template <int BM, int BN, bool SW, int CW> struct wgp_shape {
-  static constexpr int WN = SW ? BM / CW : 0;
-  static constexpr int MB = SW ? 1 : BM / 64 / CW;
-  static constexpr int R = SW ? WN / 2 : BN / 2;
-};
-
 // The persistent pipeline, shared by wg (16-bit operands, wgp_body below) and wgf8 (fp8,
 // gt_wgf8.cuh's wgf8p_body): KS = 1 and CM = 1, looping over weight tiles blockIdx.x,
 // blockIdx.x + gridDim.x, ... with one ring and one slice counter g for the whole loop (stage
@@ -52,7 +43,7 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
   constexpr int BOX = 128 / ESZ;         // elements of K in one 128-byte swizzle row
   constexpr int NBOX = BK / BOX;
   static_assert(CW == 1 || CW == 2, "one or two consumer warpgroups");
-  using shape = wgp_shape<BM, BN, SW, CW>;
+  using shape = wg_shape<BM, BN, SW, CW>;
   constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   constexpr int BR = SW ? 64 : BN;
   constexpr uint32_t A_BOX = BM * 128, B_BOX = BR * 128, B_LOAD = BN * 128;
@@ -188,7 +179,7 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
 template <typename T, int BM, int BN, int BK, int S, int P, bool SW, int CW, bool AMN, bool BMN,
           bool EPI = false>
 __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
-  using shape = wgp_shape<BM, BN, SW, CW>;
+  using shape = wg_shape<BM, BN, SW, CW>;
   constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   const int tok0 = (int)blockIdx.y * BN;
   const auto fin = wg_fin<T, EPI>(a);
