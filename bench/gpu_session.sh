@@ -83,7 +83,9 @@ for s in "${stages[@]}"; do
     kernels_bias)
       # Biased keys against the application's own cublasLtMatmul bias path, and the fused cost:
       # about 6 minutes on the H200 (73 of the 84 rows in 300 s on 2026-12-07, 1088 instances).
-      run_stage kernels_bias ${T_KERNELS:-480} env OUT="$work/kernels_bias" bash "$root/bench/kernels_bench.sh" "$build" --epilogue bias ;;
+      # KB_ARGS: more kernels_bench options here and in kernels_fp8 (e.g. "--floor": each row's
+      # measured read floor and the ceiling it allows).
+      run_stage kernels_bias ${T_KERNELS:-480} env OUT="$work/kernels_bias" bash "$root/bench/kernels_bench.sh" "$build" --epilogue bias ${KB_ARGS:-} ;;
     kernels_fp8)
       # The fp8 instances (wgf8, dtf8), from the build stage's tree (nothing is built here): the
       # fp8 GPU gate (about a minute on an H100), then kernels_bench --dtype f8e4m3fn against
@@ -96,7 +98,7 @@ for s in "${stages[@]}"; do
       [ "${T_FP8TEST:-420}" = 0 ] ||
         TAIL=40 run_stage fp8_test ${T_FP8TEST:-420} bash -c "set -o pipefail; '$build/gpu_test_kernels_fp8' 2>&1 | tee '$OUT/kernels_fp8/gpu_test_kernels_fp8.log'"
       for sc in tensor outer; do
-        TAIL=30 run_stage "kernels_fp8_$sc" ${T_KERNELS:-300} env OUT="$OUT/kernels_fp8/$sc" bash "$root/bench/kernels_bench.sh" "$build" --dtype f8e4m3fn --scale "$sc" --tokens 1,2,4,8,16,32,64
+        TAIL=30 run_stage "kernels_fp8_$sc" ${T_KERNELS:-300} env OUT="$OUT/kernels_fp8/$sc" bash "$root/bench/kernels_bench.sh" "$build" --dtype f8e4m3fn --scale "$sc" --tokens 1,2,4,8,16,32,64 ${KB_ARGS:-}
       done ;;
     fp8verify)
       # Issue 16: the fp8 PyTorch client through capture, tune and verify (bench/fp8_verify.sh;

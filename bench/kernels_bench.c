@@ -43,6 +43,16 @@
  * on fp8 weights of 100 MB or more), with the floor of the time rows and, on a part other than
  * the H200, the bandwidth target scaled to its datasheet.
  *
+ * --floor measures each row's read floor: the designs of bench/read_floor.cu, kernels that only
+ * move the row's bytes (the weights, the activations, the bias, D; nothing computed, nothing
+ * gated), loaded by name into a bench of their own with the baseline and the best own instance
+ * and timed with them in --rounds interleaved rounds (the order rotating), same launches per
+ * sample. The fastest design's median is the row's floor: base / floor bounds what any kernel
+ * reading the weights no faster than these streams can gain on the row, and the summary prints
+ * the geomean of max(1, base / floor) (the measured ceiling of the tuned geomean), own / floor,
+ * both per tokens value, and the floor's own rate on weights of 100 MB or more against the
+ * bandwidth target.
+ *
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every candidate that passed the gate, with its quick time and,
  * for the baseline and the finalists, its re-timed median); with --epilogue the baseline's
@@ -61,12 +71,14 @@
 #include "kernels/gt_kernel_name.h"
 #include "providers/gt_provider.h"
 #include "search/gt_search.h"
+#include "read_floor.h"
 
 typedef struct opts {
   const char *shapes, *out, *filter, *tokens, *layout;
   int rounds, finalists;
   gt_epilogue_t epilogue; /* --epilogue: GT_EPI_NONE races cublasGemmEx as before */
   bool fenced;            /* --fenced: gt_measure_opts_t.fenced */
+  bool floor;             /* --floor: time the read-floor designs on every row */
   bool fp8;               /* --dtype names fp8 operands: keys are cublasLtMatmul fp8 calls */
   gt_dtype_t a_type, b_type, d_type;
   gt_scale_mode_t scale_a, scale_b;
@@ -107,7 +119,7 @@ static double now_s(void) {
 static void usage(FILE *f) {
   fprintf(f, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
              " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]"
-             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced]"
+             " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced] [--floor]"
              " [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T]\n");
 }
 
@@ -136,10 +148,10 @@ static void help(void) {
          "                   norm or activation precedes its GEMM, so no launch overlaps the\n"
          "                   previous GEMM's tail (programmatic dependent launch); the separator's\n"
          "                   own time is subtracted\n"
-         "  --dtype T        f8e4m3fn or f8e5m2: race the own fp8 instances against the\n"
-         "                   application's cublasLtMatmul fp8 call with the same scales\n"
-         "                   (bf16: the default race above)\n"
-         "  --scales S       fp8 scales: tensor (default) or outer (per out feature x per token)\n");
+         "  --floor          also time each row's read floor: kernels that only move its bytes\n"
+         "                   (weights, activations, bias, D), with the baseline and the best own\n"
+         "                   instance in interleaved rounds; the summary's measured ceiling is\n"
+         "                   the geomean of max(1, baseline / floor)\n");
 }
 
 static bool tokens_selected(const char *list, int64_t n) {
@@ -159,6 +171,14 @@ typedef struct fused_cost {
   gt_summary_t twin_t, plain_t;
 } fused_cost_t;
 
+/* --floor: the row's read floor and, timed with it in the same bench and rounds, the baseline
+ * and the best own instance. */
+typedef struct read_floor {
+  bool ok;
+  char name[GT_NAME_MAX]; /* the fastest design */
+  double floor_us, base_us, best_us; /* medians; best_us NaN without an own candidate */
+} read_floor_t;
+
 /* The race of one shape, as the table and the CSV files report it. */
 typedef struct shape_race {
   gt_search_result_t r;
@@ -168,6 +188,7 @@ typedef struct shape_race {
   int own_gate_failed;          /* own candidates that failed to load, run or pass the gate
                                    before the race */
   fused_cost_t fused;           /* --epilogue only */
+  read_floor_t floor;           /* --floor only */
 } shape_race_t;
 
 static bool passed_gate(const gt_cand_result_t *c) { return c->gated && c->gate.passed; }
@@ -326,6 +347,92 @@ static void time_fused_cost(const gt_problem_t *pe, const char *twin, const opts
   free(v);
 }
 
+/* ---- the read floor (--floor) ----------------------------------------------------------------- */
+
+/* Time the read-floor designs on p with the race's baseline and best own instance in one bench
+ * (its own rotating input sets, the race's cold options): a warm-up sample each (the baseline's
+ * sizes the launches), then o->rounds rounds of one sample each, the order rotating by one every
+ * round. The floor is the fastest design's median. A design that fails to load or run is left
+ * out (its message printed); the floor is not ok when the baseline or every design fails. */
+static void time_floor(const gt_problem_t *p, const shape_race_t *sr, const opts_t *o, size_t si,
+                       read_floor_t *out) {
+  memset(out, 0, sizeof *out);
+  out->floor_us = out->base_us = out->best_us = NAN;
+  const gt_harness_ops_t *h = gt_harness_for(GT_BACKEND_CUDA);
+  const int nd = gt_read_floor_count();
+  enum { MAXC = 16 };
+  if (!h || nd + 2 > MAXC) return;
+  gt_measure_opts_t mo;
+  gt_measure_opts_init(&mo);
+  mo.seed = 2468013 + si;
+  mo.fenced = o->fenced;
+  struct gt_bench *b = NULL;
+  struct gt_loaded *l[MAXC] = {0};
+  const char *name[MAXC] = {0};
+  double *v = calloc((size_t)MAXC * (size_t)o->rounds, sizeof *v);
+  if (!v || h->open(p, &mo, &b) != GT_OK) {
+    fprintf(stderr, "  floor: cannot open a bench: %s\n", gt_err_msg());
+    free(v);
+    return;
+  }
+  /* Slot 0 the baseline, 1 the best own instance (may stay empty), then the designs. */
+  int nc = 0;
+  const gt_candidate_t *fixed[2] = {&sr->base->cand, sr->best ? &sr->best->cand : NULL};
+  for (int i = 0; i < 2; i++, nc++) {
+    if (!fixed[i]) continue;
+    name[nc] = fixed[i]->name;
+    if (h->load(b, fixed[i], &l[nc]) != GT_OK) {
+      fprintf(stderr, "  floor: %s: %s\n", fixed[i]->name, gt_err_msg());
+      l[nc] = NULL;
+    }
+  }
+  for (int d = 0; d < nd; d++, nc++) {
+    gt_candidate_t c;
+    name[nc] = gt_read_floor_name(d);
+    if (gt_read_floor_provider.from_name(name[nc], p, &c) != GT_OK ||
+        h->load(b, &c, &l[nc]) != GT_OK) {
+      fprintf(stderr, "  floor: %s: %s\n", name[nc], gt_err_msg());
+      l[nc] = NULL;
+    }
+  }
+  double us = 0;
+  bool ok = l[0] && h->time(b, l[0], 0, &us) == GT_OK; /* sizes the launches */
+  const int launches = ok ? h->launches(b) : 0;
+  for (int i = 1; ok && i < nc; i++)
+    if (l[i] && h->time(b, l[i], launches, &us) != GT_OK) {
+      fprintf(stderr, "  floor: %s: %s\n", name[i], gt_err_msg());
+      h->unload(l[i]);
+      l[i] = NULL;
+    }
+  for (int rd = 0; ok && rd < o->rounds; rd++)
+    for (int j = 0; ok && j < nc; j++) {
+      const int i = (j + rd) % nc;
+      if (!l[i]) continue;
+      if (h->time(b, l[i], launches, &v[(size_t)i * o->rounds + rd]) != GT_OK) {
+        fprintf(stderr, "  floor: %s: %s\n", name[i], gt_err_msg());
+        ok = i >= 2; /* a design that fails is dropped; the baseline or best own ends it */
+        h->unload(l[i]);
+        l[i] = NULL;
+      }
+    }
+  for (int i = 0; ok && i < nc; i++) {
+    if (!l[i]) continue;
+    gt_summary_t t;
+    gt_stats_summarise(v + (size_t)i * o->rounds, (size_t)o->rounds, &t);
+    if (i == 0) out->base_us = t.median;
+    else if (i == 1) out->best_us = t.median;
+    else if (!(t.median >= out->floor_us)) {
+      out->floor_us = t.median;
+      snprintf(out->name, sizeof out->name, "%s", name[i]);
+    }
+  }
+  out->ok = ok && out->base_us > 0 && out->floor_us > 0;
+  for (int i = 0; i < nc; i++)
+    if (l[i]) h->unload(l[i]);
+  h->close(b);
+  free(v);
+}
+
 /* Geomeans and the issues' targets over the shapes raced so far. */
 typedef struct summary {
   double log_clamped, log_raw;
@@ -338,6 +445,8 @@ typedef struct summary {
     long long tokens;
     double log_raw, log_clamped;
     int n;
+    double log_fceil, log_fown; /* --floor: base / floor clamped at 1, own / floor */
+    int fn, fown_n;
   } by_tok[32];
   int n_tok;
   /* The issues' targets, H200 figures. bf16/f16: decode at 4096x4096 and 6144x4096 (tokens <=
@@ -352,6 +461,13 @@ typedef struct summary {
   /* --epilogue: the fused epilogue's cost, geomean of twin / plain over the rows timed. */
   double log_fused;
   int fused_n;
+  /* --floor: the measured ceiling (geomean of max(1, base / floor), both from the floor's
+   * bench), own / floor, and the floor's own rate (the row's fewest bytes over its time) on
+   * weights of 100 MB or more: how many reach the bandwidth target, the range, and the same at
+   * tokens <= 8. */
+  double log_fceil, log_fown;
+  int f_n, fown_n, fbw_n, fbw_met;
+  double fbw_lo, fbw_hi, fbw8_lo, fbw8_hi;
 } summary_t;
 
 /* The targets of the run's element type (summary_t's comment), and the bandwidth target as the
@@ -363,17 +479,26 @@ static double bw_target_dev(const summary_t *S, const gt_device_info_t *dev) {
   return bw_target(S) * dev->peak_gbps / H200_GBPS;
 }
 
+/* The row's slot in S->by_tok (added when new; -1 when the table is full). */
+static int tok_slot(summary_t *S, long long tokens) {
+  int ti = 0;
+  while (ti < S->n_tok && S->by_tok[ti].tokens != tokens) ti++;
+  if (ti == S->n_tok) {
+    if (S->n_tok == (int)(sizeof S->by_tok / sizeof S->by_tok[0])) return -1;
+    memset(&S->by_tok[S->n_tok++], 0, sizeof S->by_tok[0]);
+    S->by_tok[ti].tokens = tokens;
+  }
+  return ti;
+}
+
 static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shape_t *sh,
                         const gt_problem_t *p, double cu, double own_us) {
   const double ratio = cu / own_us, bytes = gt_problem_min_bytes(p);
   S->log_clamped += log(ratio > 1 ? ratio : 1);
   S->log_raw += log(ratio);
   S->counted++;
-  int ti = 0;
-  while (ti < S->n_tok && S->by_tok[ti].tokens != (long long)p->n) ti++;
-  if (ti == S->n_tok && S->n_tok < (int)(sizeof S->by_tok / sizeof S->by_tok[0]))
-    S->by_tok[S->n_tok++] = (struct tok_geo){(long long)p->n, 0, 0, 0};
-  if (ti < S->n_tok) {
+  const int ti = tok_slot(S, (long long)p->n);
+  if (ti >= 0) {
     S->by_tok[ti].log_raw += log(ratio);
     S->by_tok[ti].log_clamped += log(ratio > 1 ? ratio : 1);
     S->by_tok[ti].n++;
@@ -405,6 +530,32 @@ static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shap
   }
 }
 
+/* --floor: one row's floor into the summary. */
+static void summary_add_floor(summary_t *S, const gt_problem_t *p, const read_floor_t *f) {
+  if (!f->ok) return;
+  const double c = f->base_us / f->floor_us, own = f->best_us / f->floor_us;
+  S->log_fceil += log(c > 1 ? c : 1);
+  S->f_n++;
+  if (own > 0) S->log_fown += log(own), S->fown_n++;
+  const int ti = tok_slot(S, (long long)p->n);
+  if (ti >= 0) {
+    S->by_tok[ti].log_fceil += log(c > 1 ? c : 1);
+    S->by_tok[ti].fn++;
+    if (own > 0) S->by_tok[ti].log_fown += log(own), S->by_tok[ti].fown_n++;
+  }
+  const double weight_mb = (double)p->m * p->k * (double)gt_dtype_size(p->a_type) / 1e6;
+  if (weight_mb < 100) return;
+  const double tbps = gt_problem_min_bytes(p) / f->floor_us / 1e6;
+  if (!S->fbw_n || tbps < S->fbw_lo) S->fbw_lo = tbps;
+  if (!S->fbw_n || tbps > S->fbw_hi) S->fbw_hi = tbps;
+  if (p->n <= 8) {
+    if (!(S->fbw8_lo > 0) || tbps < S->fbw8_lo) S->fbw8_lo = tbps;
+    if (tbps > S->fbw8_hi) S->fbw8_hi = tbps;
+  }
+  S->fbw_n++;
+  S->fbw_met += tbps >= bw_target(S);
+}
+
 static void summary_print(const summary_t *S, const gt_device_info_t *dev, const opts_t *o,
                           double wall_s) {
   const char *bl = base_label(o);
@@ -432,6 +583,26 @@ static void summary_print(const summary_t *S, const gt_device_info_t *dev, const
            "rows' floors: %.2f us)\n", t9_target(S),
            S->f8 ? "1x4096x4096" : "4096x4096/6144x4096, tokens <= 16", S->t9_met, S->t9_n,
            S->t9_worst, S->t9_where, S->t9_floor);
+  if (S->f_n) {
+    printf("measured floor (the fastest of %d read-only designs moving each row's bytes, timed "
+           "with the baseline and the best own instance in interleaved rounds):\n",
+           gt_read_floor_count());
+    printf("  measured ceiling: geomean of max(1, %s/floor): %.3f (%d rows); own/floor: %.3f\n",
+           bl, exp(S->log_fceil / S->f_n), S->f_n,
+           S->fown_n ? exp(S->log_fown / S->fown_n) : NAN);
+    for (int ti = 0; ti < S->n_tok; ti++)
+      if (S->by_tok[ti].fn)
+        printf("  tokens %4lld: ceiling %.3f, own/floor %.3f (%d rows)\n", S->by_tok[ti].tokens,
+               exp(S->by_tok[ti].log_fceil / S->by_tok[ti].fn),
+               S->by_tok[ti].fown_n ? exp(S->by_tok[ti].log_fown / S->by_tok[ti].fown_n) : NAN,
+               S->by_tok[ti].fn);
+    if (S->fbw_n)
+      printf("  the floor itself on %sweights >= 100 MB: %.2f-%.2f TB/s, %d of %d rows at the "
+             "%.1f TB/s target%s", S->f8 ? "fp8 " : "", S->fbw_lo, S->fbw_hi, S->fbw_met,
+             S->fbw_n, bw_target(S), S->fbw8_hi > 0 ? "" : "\n");
+    if (S->fbw_n && S->fbw8_hi > 0)
+      printf("; at tokens <= 8: %.2f-%.2f TB/s\n", S->fbw8_lo, S->fbw8_hi);
+  }
   if (S->bw_n) {
     printf("target >= %.1f TB/s on %sweights >= 100 MB: %d of %d met (lowest %.2f TB/s, %s)\n",
            bw_target(S), S->f8 ? "fp8 " : "", S->bw_met, S->bw_n, S->bw_lowest, S->bw_where);
@@ -455,6 +626,7 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
     else if (!strcmp(a, "--tokens") && v) o->tokens = v, i++;
     else if (!strcmp(a, "--layout") && v) o->layout = v, i++;
     else if (!strcmp(a, "--fenced")) o->fenced = true;
+    else if (!strcmp(a, "--floor")) o->floor = true;
     else if (!strcmp(a, "--epilogue") && v) {
       if (gt_epilogue_parse(v, &o->epilogue) != GT_OK) {
         fprintf(stderr, "kernels_bench: --epilogue '%s': expected none, bias, relu, bias_relu, "
@@ -509,11 +681,12 @@ static bool open_csvs(const char *dir, const opts_t *o, FILE **csv, FILE **ccsv)
   }
   const char *bl = base_label(o);
   fprintf(*csv, "label,tokens,out,in,weight_mb,%s_us,%s_spread,best_us,best_spread,"
-                "best_name,ratio,best_gbps,%s_gbps,own_raced,own_gate_failed%s\n", bl, bl, bl,
+                "best_name,ratio,best_gbps,%s_gbps,own_raced,own_gate_failed%s%s\n", bl, bl, bl,
           o->epilogue != GT_EPI_NONE
               ? ",epilogue,twin_pair_us,twin_pair_spread,plain_pair_us,plain_pair_spread,"
                 "plain_name,fused_cost"
-              : "");
+              : "",
+          o->floor ? ",floor_us,floor_name,floor_base_us,floor_best_us,floor_gbps" : "");
   fprintf(*ccsv, "label,tokens,out,in,name,quick_us,median_us,spread,rounds\n");
   return true;
 }
@@ -555,6 +728,14 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
   fflush(stdout);
   if (best) summary_add(S, dev, sh, p, cu, own_us);
   if (epi && sr->fused.ok) S->log_fused += log(fused_ratio(&sr->fused)), S->fused_n++;
+  const read_floor_t *f = &sr->floor;
+  if (o->floor && f->ok) {
+    printf("%-22s floor %.2f us (%s, %.0f GB/s): %s %.2f us, %s/floor %.3f; own %.2f us, "
+           "own/floor %.3f\n", "", f->floor_us, f->name, bytes / f->floor_us / 1e3,
+           base_label(o), f->base_us, base_label(o), f->base_us / f->floor_us, f->best_us,
+           f->best_us / f->floor_us);
+    summary_add_floor(S, p, f);
+  }
   if (!csv) return;
   fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d", sh->label,
           (long long)p->n, (long long)p->m, (long long)p->k,
@@ -563,6 +744,10 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
           best ? best->cand.name : "", ratio, best ? bytes / own_us / 1e3 : NAN, bytes / cu / 1e3,
           sr->own_raced, sr->own_gate_failed);
   if (epi) csv_fused(csv, &sr->fused, o->epilogue);
+  if (o->floor)
+    fprintf(csv, ",%.3f,%s,%.3f,%.3f,%.0f", f->ok ? f->floor_us : NAN, f->ok ? f->name : "",
+            f->ok ? f->base_us : NAN, f->ok ? f->best_us : NAN,
+            f->ok ? bytes / f->floor_us / 1e3 : NAN);
   fputc('\n', csv);
   write_candidates(ccsv, sh, p, sr);
   fflush(csv);
@@ -664,6 +849,7 @@ int main(int argc, char **argv) {
     if (!race_shape(sh, &pl, &o, si, &sr)) continue;
     if (o.epilogue != GT_EPI_NONE && sr.best)
       time_fused_cost(&pl, sr.best->cand.name, &o, si, &sr.fused);
+    if (o.floor) time_floor(&pl, &sr, &o, si, &sr.floor);
     report_shape(&sr, sh, &pl, &dev, &o, &S, csv, ccsv);
     gt_search_result_free(&sr.r);
   }

@@ -9,7 +9,7 @@ row: a row is written only when own wins), own alone, by tokens, the fused-epilo
 files have it, and the bandwidth count over the large weights.
 
     python3 bench/kernels_merge.py part1/kernels_bench.csv part2/kernels_bench.csv ... \
-        [--min-mb 100] [--tbs 4.3] [--floor 4.8[,0]] [--csv merged.csv]
+        [--min-mb 100] [--tbs 4.3] [--floor 4.8[,0] | --floor measured] [--csv merged.csv]
 
 --floor TBPS[,FIXED_US]: a row's floor is the bytes it must move (those kernels_bench counts for
 its GB/s: the weight, the activations and the output once each) at TBPS TB/s plus FIXED_US per
@@ -17,6 +17,9 @@ call. Printed: the
 geomean of max(1, base/floor), the tuned geomean no kernel can beat at that floor (at the
 datasheet bandwidth and no fixed cost, the ceiling of any speedup bar), and how far the tuned
 dispatch and the best own kernel are from the floor, overall, by tokens and by weight.
+--floor measured: each row's floor is the one `kernels_bench --floor` measured (floor_us, the
+fastest read-only design moving the row's bytes), taken against the baseline timed beside it
+(floor_base_us): base/floor is floor_base_us/floor_us; rows without one are counted and left out.
 One file (a whole run) is a merge of one part.
 
 A key (label, tokens) found in two files is an error (exit 2): parts must not overlap. Files must
@@ -79,7 +82,10 @@ def load(paths):
 
 
 def parse_floor(text):
-    """--floor TBPS[,FIXED_US] -> (bytes per us, fixed us); a bad value exits 2 naming it."""
+    """--floor TBPS[,FIXED_US] -> (bytes per us, fixed us, text); --floor measured -> (None, 0,
+    text); a bad value exits 2 naming it."""
+    if text == "measured":
+        return None, 0.0, text
     parts = text.split(",")
     try:
         tbps = float(parts[0])
@@ -88,18 +94,33 @@ def parse_floor(text):
         tbps, fixed = -1.0, -1.0
     if len(parts) > 2 or not tbps > 0 or not fixed >= 0:
         die("--floor %s: want TBPS[,FIXED_US], a bandwidth > 0 in TB/s and a fixed cost >= 0 in"
-            " us (e.g. 4.8 or 4.62,1.5)" % text)
+            " us (e.g. 4.8 or 4.62,1.5), or measured" % text)
     return tbps * 1e6, fixed, text
 
 
 def row_floor(r, floor):
     """The floor time of a row (us): the bytes kernels_bench counts for it (weight, activations
-    and output once each: best_gbps x best_us) at the floor's bandwidth plus the fixed cost."""
+    and output once each: best_gbps x best_us) at the floor's bandwidth plus the fixed cost; for
+    a measured floor, floor_us in the race's terms (x base / floor_base_us); None without one."""
+    if floor[0] is None:
+        try:
+            f, fb = float(r["floor_us"]), float(r["floor_base_us"])
+        except (KeyError, ValueError, TypeError):
+            return None
+        return f * r["_base"] / fb if f > 0 and fb > 0 else None
     return r["_gbps"] * r["_own"] * 1e3 / floor[0] + floor[1]
 
 
-def print_floor(rows, floor):
+def print_floor(rows, floor, header):
+    if floor[0] is None and "floor_us" not in header:
+        die("--floor measured: the files have no floor_us column (run kernels_bench --floor)")
     fl = [row_floor(r, floor) for r in rows]
+    left = sum(f is None for f in fl)
+    rows, fl = [r for r, f in zip(rows, fl) if f is not None], [f for f in fl if f is not None]
+    if left:
+        print("floor %s: %d rows without a floor left out" % (floor[2], left))
+    if not rows:
+        return
     tuned = [min(r["_base"], r["_own"]) for r in rows]
     print("floor %s (TB/s[,us a call]): geomean of max(1, base/floor), the most any tuned"
           " dispatch reaches: %.3f" % (floor[2], geomean([max(1.0, r["_base"] / f)
@@ -122,9 +143,9 @@ def main():
     ap.add_argument("--min-mb", type=float, default=100.0, help="large weights: MB (default 100)")
     ap.add_argument("--tbs", type=float, default=None,
                     help="bandwidth bar for the large weights, TB/s (default: none printed)")
-    ap.add_argument("--floor", metavar="TBPS[,FIXED_US]",
+    ap.add_argument("--floor", metavar="TBPS[,FIXED_US]|measured",
                     help="also print the speedup a bandwidth floor allows and each row's"
-                         " distance from it")
+                         " distance from it (measured: kernels_bench --floor's floor_us)")
     ap.add_argument("--csv", help="write the merged rows here")
     a = ap.parse_args()
     floor = parse_floor(a.floor) if a.floor else None
@@ -151,7 +172,7 @@ def main():
         print(">= %.2f TB/s on weights >= %g MB: %d of %d (lowest %.2f TB/s, %s tokens=%s)" %
               (a.tbs, a.min_mb, met, len(big), low["_gbps"] / 1000, low["label"], low["tokens"]))
     if floor:
-        print_floor(rows, floor)
+        print_floor(rows, floor, header)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header, extrasaction="ignore")

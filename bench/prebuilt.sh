@@ -10,9 +10,9 @@
 #   bash bench/prebuilt.sh stamp                       # this tree's stamp
 #
 # The stamp is a hash of every file the binaries are compiled from (src/, include/, the CMake
-# files, bench/*.c, tests/gpu/, tests/gt_testutil.*). `unpack` refuses (exit 3) an archive
-# whose stamp differs from the tree it is run in, so a number is never measured with binaries
-# from other sources than the ones committed beside it. Two sets, one archive each (both
+# files, bench/*.c, *.cu and *.h, tests/gpu/, tests/gt_testutil.*). `unpack` refuses (exit 3) an
+# archive whose stamp differs from the tree it is run in, so a number is never measured with
+# binaries from other sources than the ones committed beside it. Two sets, one archive each (both
 # together exceed what a call carries beside the tree):
 #   default: bench/kernels_bench, grouped_bench, libgemmtune_grouped.so and the kernel gates
 #     gpu_test_kernels, gpu_test_kernels_fp8, gpu_test_grouped (run them directly: ctest's files
@@ -44,7 +44,8 @@ stamp() {
     find src include tests/gpu -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \
       -o -name '*.cuh' -o -name '*.cpp' -o -name '*.map' -o -name '*.json' -o -name '*.py' \
       -o -name '*.cmake' -o -name '*.in' -o -name CMakeLists.txt \) -not -path '*/__pycache__/*'
-    ls CMakeLists.txt bench/CMakeLists.txt bench/*.c tests/gt_testutil.c tests/gt_testutil.h
+    ls CMakeLists.txt bench/CMakeLists.txt bench/*.c bench/*.cu bench/*.h tests/gt_testutil.c \
+      tests/gt_testutil.h
   } | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
 }
 
