@@ -175,8 +175,10 @@ typedef struct fused_cost {
  * and the best own instance. */
 typedef struct read_floor {
   bool ok;
-  char name[GT_NAME_MAX]; /* the fastest design */
+  char name[GT_NAME_MAX]; /* the fastest design, or the baseline's or own instance's name when
+                             that moved the bytes faster than every design */
   double floor_us, base_us, best_us; /* medians; best_us NaN without an own candidate */
+  double design_us;                  /* the fastest design's median */
 } read_floor_t;
 
 /* The race of one shape, as the table and the CSV files report it. */
@@ -357,7 +359,7 @@ static void time_fused_cost(const gt_problem_t *pe, const char *twin, const opts
 static void time_floor(const gt_problem_t *p, const shape_race_t *sr, const opts_t *o, size_t si,
                        read_floor_t *out) {
   memset(out, 0, sizeof *out);
-  out->floor_us = out->base_us = out->best_us = NAN;
+  out->floor_us = out->base_us = out->best_us = out->design_us = NAN;
   const gt_harness_ops_t *h = gt_harness_for(GT_BACKEND_CUDA);
   const int nd = gt_read_floor_count();
   enum { MAXC = 16 };
@@ -397,6 +399,7 @@ static void time_floor(const gt_problem_t *p, const shape_race_t *sr, const opts
   }
   double us = 0;
   bool ok = l[0] && h->time(b, l[0], 0, &us) == GT_OK; /* sizes the launches */
+  if (l[0] && !ok) fprintf(stderr, "  floor: %s: %s\n", name[0], gt_err_msg());
   const int launches = ok ? h->launches(b) : 0;
   for (int i = 1; ok && i < nc; i++)
     if (l[i] && h->time(b, l[i], launches, &us) != GT_OK) {
@@ -410,7 +413,8 @@ static void time_floor(const gt_problem_t *p, const shape_race_t *sr, const opts
       if (!l[i]) continue;
       if (h->time(b, l[i], launches, &v[(size_t)i * o->rounds + rd]) != GT_OK) {
         fprintf(stderr, "  floor: %s: %s\n", name[i], gt_err_msg());
-        ok = i >= 2; /* a design that fails is dropped; the baseline or best own ends it */
+        ok = i != 0; /* a design or the own instance that fails is dropped; the baseline ends
+                        the floor */
         h->unload(l[i]);
         l[i] = NULL;
       }
@@ -421,12 +425,22 @@ static void time_floor(const gt_problem_t *p, const shape_race_t *sr, const opts
     gt_stats_summarise(v + (size_t)i * o->rounds, (size_t)o->rounds, &t);
     if (i == 0) out->base_us = t.median;
     else if (i == 1) out->best_us = t.median;
-    else if (!(t.median >= out->floor_us)) {
-      out->floor_us = t.median;
+    else if (!(t.median >= out->design_us)) {
+      out->design_us = t.median;
       snprintf(out->name, sizeof out->name, "%s", name[i]);
     }
   }
-  out->ok = ok && out->base_us > 0 && out->floor_us > 0;
+  /* A GEMM that moves the bytes faster than every design proves the designs are not the floor:
+   * the floor is then that GEMM's time (the row is counted in the summary). */
+  out->floor_us = out->design_us;
+  for (int i = 0; i < 2; i++) {
+    const double t = i ? out->best_us : out->base_us;
+    if (t > 0 && t < out->floor_us) {
+      out->floor_us = t;
+      snprintf(out->name, sizeof out->name, "%s", name[i]);
+    }
+  }
+  out->ok = ok && out->base_us > 0 && out->design_us > 0;
   for (int i = 0; i < nc; i++)
     if (l[i]) h->unload(l[i]);
   h->close(b);
@@ -466,7 +480,9 @@ typedef struct summary {
    * weights of 100 MB or more: how many reach the bandwidth target, the range, and the same at
    * tokens <= 8. */
   double log_fceil, log_fown;
-  int f_n, fown_n, fbw_n, fbw_met;
+  int f_n, fown_n, fbw_n, fbw_met, fbw_met_dev;
+  int f_beaten;         /* rows where the baseline or the own instance beat every design */
+  char f_beaten_where[256];
   double fbw_lo, fbw_hi, fbw8_lo, fbw8_hi;
 } summary_t;
 
@@ -531,9 +547,18 @@ static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shap
 }
 
 /* --floor: one row's floor into the summary. */
-static void summary_add_floor(summary_t *S, const gt_problem_t *p, const read_floor_t *f) {
+static void summary_add_floor(summary_t *S, const gt_device_info_t *dev, const gt_problem_t *p,
+                              const read_floor_t *f) {
   if (!f->ok) return;
   const double c = f->base_us / f->floor_us, own = f->best_us / f->floor_us;
+  if (f->floor_us < f->design_us) {
+    const size_t used = strlen(S->f_beaten_where);
+    if (used + 40 < sizeof S->f_beaten_where)
+      snprintf(S->f_beaten_where + used, sizeof S->f_beaten_where - used, "%s%lldx%lldx%lld %.3f",
+               S->f_beaten ? ", " : "", (long long)p->n, (long long)p->m, (long long)p->k,
+               f->floor_us / f->design_us);
+    S->f_beaten++;
+  }
   S->log_fceil += log(c > 1 ? c : 1);
   S->f_n++;
   if (own > 0) S->log_fown += log(own), S->fown_n++;
@@ -554,6 +579,7 @@ static void summary_add_floor(summary_t *S, const gt_problem_t *p, const read_fl
   }
   S->fbw_n++;
   S->fbw_met += tbps >= bw_target(S);
+  S->fbw_met_dev += dev->peak_gbps > 0 && tbps >= bw_target_dev(S, dev);
 }
 
 static void summary_print(const summary_t *S, const gt_device_info_t *dev, const opts_t *o,
@@ -569,7 +595,8 @@ static void summary_print(const summary_t *S, const gt_device_info_t *dev, const
       printf("ceiling: geomean of max(1, %s/floor), floor = bytes at %.0f GB/s with no "
              "launch or tail: %.3f\n", bl, dev->peak_gbps, exp(S->log_ceiling / S->counted));
     for (int ti = 0; ti < S->n_tok; ti++)
-      printf("tokens %4lld: geomean %s/own %.3f, tuned %.3f (%d rows)\n", S->by_tok[ti].tokens,
+      if (S->by_tok[ti].n)
+        printf("tokens %4lld: geomean %s/own %.3f, tuned %.3f (%d rows)\n", S->by_tok[ti].tokens,
              bl, exp(S->by_tok[ti].log_raw / S->by_tok[ti].n),
              exp(S->by_tok[ti].log_clamped / S->by_tok[ti].n), S->by_tok[ti].n);
   }
@@ -590,6 +617,9 @@ static void summary_print(const summary_t *S, const gt_device_info_t *dev, const
     printf("  measured ceiling: geomean of max(1, %s/floor): %.3f (%d rows); own/floor: %.3f\n",
            bl, exp(S->log_fceil / S->f_n), S->f_n,
            S->fown_n ? exp(S->log_fown / S->fown_n) : NAN);
+    printf("  rows where %s or own moved the bytes faster than every design (their time is the "
+           "floor there): %d%s%s\n", bl, S->f_beaten, S->f_beaten ? " (tokens x out x in, "
+           "time / fastest design): " : "", S->f_beaten_where);
     for (int ti = 0; ti < S->n_tok; ti++)
       if (S->by_tok[ti].fn)
         printf("  tokens %4lld: ceiling %.3f, own/floor %.3f (%d rows)\n", S->by_tok[ti].tokens,
@@ -602,6 +632,9 @@ static void summary_print(const summary_t *S, const gt_device_info_t *dev, const
              S->fbw_n, bw_target(S), S->fbw8_hi > 0 ? "" : "\n");
     if (S->fbw_n && S->fbw8_hi > 0)
       printf("; at tokens <= 8: %.2f-%.2f TB/s\n", S->fbw8_lo, S->fbw8_hi);
+    if (S->fbw_n && dev->peak_gbps > 0 && fabs(dev->peak_gbps - H200_GBPS) > 1.0)
+      printf("  the same fraction of this device's %.0f GB/s: >= %.2f TB/s, %d of %d rows\n",
+             dev->peak_gbps, bw_target_dev(S, dev), S->fbw_met_dev, S->fbw_n);
   }
   if (S->bw_n) {
     printf("target >= %.1f TB/s on %sweights >= 100 MB: %d of %d met (lowest %.2f TB/s, %s)\n",
@@ -686,7 +719,8 @@ static bool open_csvs(const char *dir, const opts_t *o, FILE **csv, FILE **ccsv)
               ? ",epilogue,twin_pair_us,twin_pair_spread,plain_pair_us,plain_pair_spread,"
                 "plain_name,fused_cost"
               : "",
-          o->floor ? ",floor_us,floor_name,floor_base_us,floor_best_us,floor_gbps" : "");
+          o->floor ? ",floor_us,floor_name,floor_base_us,floor_best_us,floor_gbps,"
+                     "floor_design_us" : "");
   fprintf(*ccsv, "label,tokens,out,in,name,quick_us,median_us,spread,rounds\n");
   return true;
 }
@@ -734,7 +768,7 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
            "own/floor %.3f\n", "", f->floor_us, f->name, bytes / f->floor_us / 1e3,
            base_label(o), f->base_us, base_label(o), f->base_us / f->floor_us, f->best_us,
            f->best_us / f->floor_us);
-    summary_add_floor(S, p, f);
+    summary_add_floor(S, dev, p, f);
   }
   if (!csv) return;
   fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d", sh->label,
@@ -745,9 +779,9 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
           sr->own_raced, sr->own_gate_failed);
   if (epi) csv_fused(csv, &sr->fused, o->epilogue);
   if (o->floor)
-    fprintf(csv, ",%.3f,%s,%.3f,%.3f,%.0f", f->ok ? f->floor_us : NAN, f->ok ? f->name : "",
-            f->ok ? f->base_us : NAN, f->ok ? f->best_us : NAN,
-            f->ok ? bytes / f->floor_us / 1e3 : NAN);
+    fprintf(csv, ",%.3f,%s,%.3f,%.3f,%.0f,%.3f", f->ok ? f->floor_us : NAN,
+            f->ok ? f->name : "", f->ok ? f->base_us : NAN, f->ok ? f->best_us : NAN,
+            f->ok ? bytes / f->floor_us / 1e3 : NAN, f->ok ? f->design_us : NAN);
   fputc('\n', csv);
   write_candidates(ccsv, sh, p, sr);
   fflush(csv);

@@ -17,9 +17,11 @@ call. Printed: the
 geomean of max(1, base/floor), the tuned geomean no kernel can beat at that floor (at the
 datasheet bandwidth and no fixed cost, the ceiling of any speedup bar), and how far the tuned
 dispatch and the best own kernel are from the floor, overall, by tokens and by weight.
---floor measured: each row's floor is the one `kernels_bench --floor` measured (floor_us, the
-fastest read-only design moving the row's bytes), taken against the baseline timed beside it
-(floor_base_us): base/floor is floor_base_us/floor_us; rows without one are counted and left out.
+--floor measured: each row's floor is the one `kernels_bench --floor` measured (floor_us: the
+fastest read-only design moving the row's bytes, or the baseline or own instance where one was
+faster), with the baseline and the best own instance timed beside it in the same bench
+(floor_base_us, floor_best_us): base/floor is floor_base_us/floor_us, tuned min(floor_base_us,
+floor_best_us)/floor_us; rows without a floor are counted and left out.
 One file (a whole run) is a merge of one part.
 
 A key (label, tokens) found in two files is an error (exit 2): parts must not overlap. Files must
@@ -99,16 +101,24 @@ def parse_floor(text):
 
 
 def row_floor(r, floor):
-    """The floor time of a row (us): the bytes kernels_bench counts for it (weight, activations
-    and output once each: best_gbps x best_us) at the floor's bandwidth plus the fixed cost; for
-    a measured floor, floor_us in the race's terms (x base / floor_base_us); None without one."""
+    """(base, tuned, own) over the row's floor, or None without one. The floor of a bandwidth
+    floor is the bytes kernels_bench counts for the row (weight, activations and output once
+    each: best_gbps x best_us) at that bandwidth plus the fixed cost, against the race's times;
+    a measured floor (floor_us) is against the times taken beside it (floor_base_us,
+    floor_best_us; the race's best_us where the own instance has none there)."""
     if floor[0] is None:
         try:
             f, fb = float(r["floor_us"]), float(r["floor_base_us"])
+            fo = float(r["floor_best_us"])
         except (KeyError, ValueError, TypeError):
             return None
-        return f * r["_base"] / fb if f > 0 and fb > 0 else None
-    return r["_gbps"] * r["_own"] * 1e3 / floor[0] + floor[1]
+        if not (f > 0 and fb > 0):
+            return None
+        if not fo > 0:
+            fo = r["_own"] * fb / r["_base"]
+        return fb / f, min(fb, fo) / f, fo / f
+    f = r["_gbps"] * r["_own"] * 1e3 / floor[0] + floor[1]
+    return r["_base"] / f, min(r["_base"], r["_own"]) / f, r["_own"] / f
 
 
 def print_floor(rows, floor, header):
@@ -121,17 +131,20 @@ def print_floor(rows, floor, header):
         print("floor %s: %d rows without a floor left out" % (floor[2], left))
     if not rows:
         return
-    tuned = [min(r["_base"], r["_own"]) for r in rows]
-    print("floor %s (TB/s[,us a call]): geomean of max(1, base/floor), the most any tuned"
-          " dispatch reaches: %.3f" % (floor[2], geomean([max(1.0, r["_base"] / f)
-                                                          for r, f in zip(rows, fl)])))
+    print("floor %s: geomean of max(1, base/floor), the most any tuned dispatch reaches: %.3f" %
+          (floor[2] if floor[0] is None else floor[2] + " TB/s[,us a call]",
+           geomean([max(1.0, f[0]) for f in fl])))
     print("  distance from the floor (time / floor): tuned %.3f, best own %.3f" % (
-        geomean([t / f for t, f in zip(tuned, fl)]),
-        geomean([r["_own"] / f for r, f in zip(rows, fl)])))
+        geomean([f[1] for f in fl]), geomean([f[2] for f in fl])))
+    if floor[0] is None and "floor_design_us" in header:
+        beaten = [(r["label"], r["tokens"]) for r in rows
+                  if r.get("floor_design_us") and float(r["floor_us"]) < float(r["floor_design_us"])]
+        print("  rows where the baseline or own beat every design (their time is the floor): %d%s"
+              % (len(beaten), "".join("\n    %s %s tokens" % b for b in beaten)))
     for what, key in (("tokens", lambda r: int(r["tokens"])), ("weight", lambda r: r["label"])):
         groups = {}
-        for r, t, f in zip(rows, tuned, fl):
-            groups.setdefault(key(r), []).append((t / f, r["_own"] / f))
+        for r, f in zip(rows, fl):
+            groups.setdefault(key(r), []).append((f[1], f[2]))
         print("  by %s: %s" % (what, ", ".join(
             "%s %.3f/%.3f" % (g, geomean([x[0] for x in v]), geomean([x[1] for x in v]))
             for g, v in sorted(groups.items()))) + " (tuned/own)")

@@ -7,27 +7,29 @@
 // row (bench/kernels_bench.c --floor).
 //
 // Designs (every one launched as the kernels provider launches its instances, with programmatic
-// stream serialization, so back-to-back launches overlap the same way; the weights, which no
-// earlier kernel writes, are streamed before griddepcontrol.wait, the activations, C, the bias
-// and D after it, which is more freedom than a GEMM has: the floor errs low, the bound high):
-//   ldg_u<U>_g<G>: G CTAs of 512 threads per SM, each thread U independent 16-byte loads in
-//     flight (ld.global.nc.L1::no_allocate), a CTA one contiguous span of each region.
+// stream serialization, so back-to-back launches overlap the same way, unless
+// GEMMTUNE_KERNELS_PDL=0 turns it off for both; the weights, which no earlier kernel writes, are
+// streamed before griddepcontrol.wait, the activations, C, the bias and D after it, which is
+// more freedom than a GEMM has: the floor errs low, the bound high):
+//   ldg_u<U>_g<G>: G CTAs of 512 threads per SM (the launch bounds hold the registers to what G
+//     resident CTAs allow), each thread U independent 16-byte loads in flight
+//     (ld.global.nc.L1::no_allocate), a CTA one contiguous span of each region.
 //   bulk_<KB>k_s<S>: one CTA of one warp per SM, a ring of S stages of KB KiB, lane 0 keeping S
 //     bulk copies (cp.async.bulk, the TMA engine) in flight into it, completion counted on one
 //     mbarrier per stage: how the wg kernels stream their weights, without the tensor maps.
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <new>
 
 #include "read_floor.h"
 
-extern "C" {
 #include "core/gt_dtype.h"
 #include "core/gt_status.h"
-}
+#include "platform/gt_cudalib.h"
 
 namespace {
 
@@ -108,8 +110,8 @@ __device__ __forceinline__ void pdl_launch() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
-template <int U>
-__global__ void __launch_bounds__(512) floor_ldg(floor_args a) {
+template <int U, int G>
+__global__ void __launch_bounds__(512, G) floor_ldg(floor_args a) {
   pdl_launch();
   unsigned acc = read_ldg<U>(a.pre);
   pdl_wait();
@@ -201,9 +203,8 @@ __global__ void __launch_bounds__(32) floor_bulk(floor_args a) {
   pdl_wait();
 #pragma unroll
   for (int r = 0; r < 3; r++) acc ^= read_bulk<CH, S>(a.post[r], ring, bars, &slot, &phase);
+  // Lane 0 has waited for every copy: D is stored after the last byte arrived, as a GEMM's is.
   __syncwarp();
-  // The value read back from the ring makes the stores depend on the copies.
-  acc ^= threadIdx.x == 0 ? (unsigned)ring_mem[0] : 0u;
   write_d(a.d, a.d_bytes, acc);
 }
 
@@ -218,8 +219,8 @@ struct variant {
 };
 
 const variant k_variants[] = {
-    {"readfloor_ldg_u8_g2", floor_ldg<8>, 512, 2, 0},
-    {"readfloor_ldg_u4_g4", floor_ldg<4>, 512, 4, 0},
+    {"readfloor_ldg_u8_g2", floor_ldg<8, 2>, 512, 2, 0},
+    {"readfloor_ldg_u4_g4", floor_ldg<4, 4>, 512, 4, 0},
     {"readfloor_bulk_16k_s8", floor_bulk<16384, 8>, 32, 1, 8 * 16384},
     {"readfloor_bulk_32k_s6", floor_bulk<32768, 6>, 32, 1, 6 * 32768},
     {"readfloor_bulk_8k_s8_g2", floor_bulk<8192, 8>, 32, 2, 8 * 8192},
@@ -229,6 +230,7 @@ const int k_nvariants = (int)(sizeof k_variants / sizeof k_variants[0]);
 struct state {
   int v;
   int sms;
+  bool pdl;
   unsigned long long a_bytes, b_bytes, c_bytes, bias_bytes, d_bytes;
 };
 
@@ -270,6 +272,8 @@ gt_status_t rf_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **st
   if (!s) return gt_err_set(GT_ERR_NOMEM, "read floor: no host memory");
   s->v = v;
   s->sms = sms;
+  const char *pdl = getenv("GEMMTUNE_KERNELS_PDL");
+  s->pdl = !(pdl && strcmp(pdl, "0") == 0);
   const gt_read_floor_bytes_t b = gt_read_floor_bytes(p);
   s->a_bytes = b.a, s->b_bytes = b.b, s->c_bytes = b.c, s->bias_bytes = b.bias, s->d_bytes = b.d;
   *st = s;
@@ -283,8 +287,9 @@ gt_status_t rf_run(void *st, const gt_operands_t *o, void *stream) {
   memset(&a, 0, sizeof a);
   a.pre = {static_cast<const unsigned char *>(o->A), s->a_bytes};
   a.post[0] = {static_cast<const unsigned char *>(o->B), s->b_bytes};
-  // C is read only when it is not the output buffer (beta != 0); the bias when the key has one.
-  a.post[1] = {static_cast<const unsigned char *>(o->C), o->C != o->D ? s->c_bytes : 0ull};
+  // C when beta != 0 (c_bytes is 0 otherwise), also when it is the output buffer (the harness
+  // runs such keys in place); the bias when the key has one.
+  a.post[1] = {static_cast<const unsigned char *>(o->C), o->C ? s->c_bytes : 0ull};
   a.post[2] = {static_cast<const unsigned char *>(o->bias), o->bias ? s->bias_bytes : 0ull};
   a.d = static_cast<unsigned char *>(o->D);
   a.d_bytes = s->d_bytes;
@@ -298,7 +303,7 @@ gt_status_t rf_run(void *st, const gt_operands_t *o, void *stream) {
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = s->pdl ? 1 : 0;
   const cudaError_t e = cudaLaunchKernelEx(&cfg, v.fn, a);
   if (e != cudaSuccess)
     return gt_err_set(GT_ERR_DEVICE, "read floor %s: %s", v.name, cudaGetErrorString(e));
@@ -319,12 +324,8 @@ gt_read_floor_bytes_t gt_read_floor_bytes(const gt_problem_t *p) {
   b.d = gt_problem_operand_elems(p, 'C') * gt_dtype_size(p->d_type);
   if (!p->beta_zero) b.c = gt_problem_operand_elems(p, 'C') * gt_dtype_size(p->c_type);
   if (p->epilogue == GT_EPI_BIAS || p->epilogue == GT_EPI_BIAS_RELU ||
-      p->epilogue == GT_EPI_BIAS_GELU) {
-    // cuBLASLt's bias type: D's, bf16 for an fp8 D (gt_cudalib_bias_type).
-    const gt_dtype_t bt =
-        p->d_type == GT_DT_F8E4M3FN || p->d_type == GT_DT_F8E5M2 ? GT_DT_BF16 : p->d_type;
-    b.bias = (size_t)p->m * gt_dtype_size(bt);
-  }
+      p->epilogue == GT_EPI_BIAS_GELU)
+    b.bias = (size_t)p->m * gt_dtype_size(gt_cudalib_bias_type(p));
   return b;
 }
 

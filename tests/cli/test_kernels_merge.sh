@@ -27,18 +27,19 @@ expect_grep "the fixed cost adds to the floor: 12.1/12" 'reaches: 1\.008'
 expect_exit 2 "a floor that is not TBPS[,US]" python3 "$KM" "$TMP/p1.csv" --floor 4,x
 expect_grep "it names the option and the form" '--floor 4,x: want TBPS\[,FIXED_US\]'
 expect_exit 2 "a zero bandwidth" python3 "$KM" "$TMP/p1.csv" --floor 0
-# --floor measured: kernels_bench --floor's columns; row 1's floor 10 us against its baseline's
-# 11 us in the same bench (12.1 in the race: the floor is 11.0 in the race's terms); row 2 has
-# none (NaN: its floor was not measured) and is left out.
-fhdr="$hdr,floor_us,floor_name,floor_base_us,floor_best_us,floor_gbps"
+# --floor measured: kernels_bench --floor's columns. Row 1: the fastest design took 10 us, the
+# own instance 9.9 beside it (so 9.9 is the floor, the row counted as beaten), the baseline 11;
+# row 2 has no floor (NaN: not measured) and is left out.
+fhdr="$hdr,floor_us,floor_name,floor_base_us,floor_best_us,floor_gbps,floor_design_us"
 printf '%s\n%s\n%s\n' "$fhdr" \
-  "a/x,1,8192,8192,134.2,12.1,0.01,10.0,0.01,k1,1.21,4400,3600,9,0,bias,10,0,9.9,0,k1p,1.02,10.0,readfloor_ldg_u8_g2,11.0,9.9,4400" \
-  "a/x,64,8192,8192,134.2,8.1,0.01,10.0,0.01,k2,0.81,3900,4200,9,0,bias,10,0,10,0,k2p,1.00,nan,,nan,nan,nan" \
+  "a/x,1,8192,8192,134.2,12.1,0.01,10.0,0.01,k1,1.21,4400,3600,9,0,bias,10,0,9.9,0,k1p,1.02,9.9,k1,11.0,9.9,4444,10.0" \
+  "a/x,64,8192,8192,134.2,8.1,0.01,10.0,0.01,k2,0.81,3900,4200,9,0,bias,10,0,10,0,k2p,1.00,nan,,nan,nan,nan,nan" \
   >"$TMP/f.csv"
 expect_exit 0 "a measured floor" python3 "$KM" "$TMP/f.csv" --floor measured
 expect_grep "the row without a floor is counted and left out" 'floor measured: 1 rows without a floor left out'
-expect_grep "base/floor from the floor's own bench: 11/10" 'reaches: 1\.100'
-expect_grep "distance in the race's terms: 10 / (10 x 12.1/11)" 'tuned 0\.909, best own 0\.909'
+expect_grep "base/floor from the floor's own bench: 11/9.9" 'reaches: 1\.111'
+expect_grep "distances from the times beside the floor: 9.9/9.9" 'tuned 1\.000, best own 1\.000'
+expect_grep "a row whose own instance beat every design is listed" 'beat every design \(their time is the floor\): 1'
 expect_exit 2 "a measured floor asked of files without one" python3 "$KM" "$TMP/p1.csv" --floor measured
 expect_grep "it says which option to run" 'no floor_us column \(run kernels_bench --floor\)'
 expect_exit 2 "a key in two parts" python3 "$KM" "$TMP/p1.csv" "$TMP/p1.csv"
