@@ -93,6 +93,7 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_8.cu
     wgf8_e4m3_9.cu
     wgf8_e4m3_10.cu
+    wgf8_e4m3_11.cu
     wgf8_e5m2_0.cu
     dtf8_e4m3_0.cu
     dtf8_e4m3_1.cu
@@ -188,6 +189,7 @@ set(GT_KERNEL_SOURCES_sm90
     wgf8_e4m3_e_8.cu
     wgf8_e4m3_e_9.cu
     wgf8_e4m3_e_10.cu
+    wgf8_e4m3_e_11.cu
     wgf8_e5m2_e_0.cu
     dtf8_e4m3_e_0.cu
     dtf8_e4m3_e_1.cu

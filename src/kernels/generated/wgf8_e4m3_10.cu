@@ -15,3 +15,18 @@ extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_g1(const __grid_constant__ gt_kargs_t a) {
   gtk::wgf8p_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 256, 64, 128, 4, 8, true, 1>(a);
 }
+
+extern "C" __global__ void __launch_bounds__(288)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x128_s9_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 112, 64, 128, 9, 1, 8, true, 2>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(288)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x128_s9_ks1_p8_w2_g1(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8p_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 112, 64, 128, 9, 8, true, 2>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(288)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 224, 64, 128, 4, 1, 8, true, 2>(a);
+}
