@@ -22,6 +22,8 @@ fastest read-only design moving the row's bytes, or the baseline or own instance
 faster), with the baseline and the best own instance timed beside it in the same bench
 (floor_base_us, floor_best_us): base/floor is floor_base_us/floor_us, tuned min(floor_base_us,
 floor_best_us)/floor_us; rows without a floor are counted and left out.
+--bar G: whether the tuned geomean meets G, and with --floor whether the floor's ceiling allows G
+at all (a ceiling below the bar: no kernel streaming no faster than the floor reaches it there).
 One file (a whole run) is a merge of one part.
 
 A key (label, tokens) found in two files is an error (exit 2): parts must not overlap. Files must
@@ -130,10 +132,10 @@ def print_floor(rows, floor, header):
     if left:
         print("floor %s: %d rows without a floor left out" % (floor[2], left))
     if not rows:
-        return
+        return None
+    ceiling = geomean([max(1.0, f[0]) for f in fl])
     print("floor %s: geomean of max(1, base/floor), the most any tuned dispatch reaches: %.3f" %
-          (floor[2] if floor[0] is None else floor[2] + " TB/s[,us a call]",
-           geomean([max(1.0, f[0]) for f in fl])))
+          (floor[2] if floor[0] is None else floor[2] + " TB/s[,us a call]", ceiling))
     print("  distance from the floor (time / floor): tuned %.3f, best own %.3f" % (
         geomean([f[1] for f in fl]), geomean([f[2] for f in fl])))
     if floor[0] is None and "floor_design_us" in header:
@@ -148,6 +150,7 @@ def print_floor(rows, floor, header):
         print("  by %s: %s" % (what, ", ".join(
             "%s %.3f/%.3f" % (g, geomean([x[0] for x in v]), geomean([x[1] for x in v]))
             for g, v in sorted(groups.items()))) + " (tuned/own)")
+    return ceiling
 
 
 def main():
@@ -159,8 +162,13 @@ def main():
     ap.add_argument("--floor", metavar="TBPS[,FIXED_US]|measured",
                     help="also print the speedup a bandwidth floor allows and each row's"
                          " distance from it (measured: kernels_bench --floor's floor_us)")
+    ap.add_argument("--bar", type=float, default=None,
+                    help="a tuned-geomean target (e.g. 1.10): say whether the tuned geomean meets"
+                         " it and, with --floor, whether the floor's ceiling allows it at all")
     ap.add_argument("--csv", help="write the merged rows here")
     a = ap.parse_args()
+    if a.bar is not None and not a.bar > 0:
+        die("--bar %s: want a geomean > 0 (e.g. 1.10)" % a.bar)
     floor = parse_floor(a.floor) if a.floor else None
     header, base, rows = load(a.csv_files)
     rows.sort(key=lambda r: (r["label"], int(r["tokens"])))
@@ -184,8 +192,15 @@ def main():
         low = min(big, key=lambda r: r["_gbps"])
         print(">= %.2f TB/s on weights >= %g MB: %d of %d (lowest %.2f TB/s, %s tokens=%s)" %
               (a.tbs, a.min_mb, met, len(big), low["_gbps"] / 1000, low["label"], low["tokens"]))
-    if floor:
-        print_floor(rows, floor, header)
+    ceiling = print_floor(rows, floor, header) if floor else None
+    if a.bar is not None:
+        tuned = geomean([max(1.0, x) for x in ratio])
+        print("bar %.3f: tuned %.3f, %s%s" % (
+            a.bar, tuned, "met" if tuned >= a.bar else "not met",
+            "" if ceiling is None else
+            "; the floor's ceiling %.3f %s" % (ceiling, "allows it" if ceiling >= a.bar else
+                                               "is below it: no kernel streaming no faster than"
+                                               " the floor reaches it on these rows")))
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header, extrasaction="ignore")

@@ -40,6 +40,11 @@ expect_grep "the row without a floor is counted and left out" 'floor measured: 1
 expect_grep "base/floor from the floor's own bench: 11/9.9" 'reaches: 1\.111'
 expect_grep "distances from the times beside the floor: 9.9/9.9" 'tuned 1\.000, best own 1\.000'
 expect_grep "a row whose own instance beat every design is listed" 'beat every design \(their time is the floor\): 1'
+expect_exit 0 "a bar above the measured ceiling" python3 "$KM" "$TMP/f.csv" --floor measured --bar 1.2
+expect_grep "the bar is judged against the tuned geomean and the ceiling" 'bar 1\.200: tuned 1\.100, not met; the floor.s ceiling 1\.111 is below it'
+expect_exit 0 "a bar without a floor" python3 "$KM" "$TMP/p1.csv" "$TMP/p2.csv" --bar 1.15
+expect_grep "only the tuned geomean is judged" 'bar 1\.150: tuned 1\.100, not met$'
+expect_exit 2 "a bar that is not a geomean" python3 "$KM" "$TMP/p1.csv" --bar -1
 expect_exit 2 "a measured floor asked of files without one" python3 "$KM" "$TMP/p1.csv" --floor measured
 expect_grep "it says which option to run" 'no floor_us column \(run kernels_bench --floor\)'
 expect_exit 2 "a key in two parts" python3 "$KM" "$TMP/p1.csv" "$TMP/p1.csv"
