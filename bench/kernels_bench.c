@@ -47,11 +47,12 @@
  * move the row's bytes (the weights, the activations, the bias, D; nothing computed, nothing
  * gated), loaded by name into a bench of their own with the baseline and the best own instance
  * and timed with them in --rounds interleaved rounds (the order rotating), same launches per
- * sample. The fastest design's median is the row's floor: base / floor bounds what any kernel
- * reading the weights no faster than these streams can gain on the row, and the summary prints
- * the geomean of max(1, base / floor) (the measured ceiling of the tuned geomean), own / floor,
- * both per tokens value, and the floor's own rate on weights of 100 MB or more against the
- * bandwidth target.
+ * sample. The fastest design's median is the row's floor (the baseline's or the own instance's
+ * where one of them moved the bytes faster than every design: such rows are listed): base / floor
+ * bounds what any kernel reading the weights no faster than these streams can gain on the row,
+ * and the summary prints the geomean of max(1, base / floor) (the measured ceiling of the tuned
+ * geomean), own / floor, both per tokens value, and the floor's own rate on weights of 100 MB or
+ * more against the bandwidth target.
  *
  * With --out (default $OUT when set) it writes kernels_bench.csv (one row per shape) and
  * kernels_bench_candidates.csv (every candidate that passed the gate, with its quick time and,
@@ -354,8 +355,9 @@ static void time_fused_cost(const gt_problem_t *pe, const char *twin, const opts
 /* Time the read-floor designs on p with the race's baseline and best own instance in one bench
  * (its own rotating input sets, the race's cold options): a warm-up sample each (the baseline's
  * sizes the launches), then o->rounds rounds of one sample each, the order rotating by one every
- * round. The floor is the fastest design's median. A design that fails to load or run is left
- * out (its message printed); the floor is not ok when the baseline or every design fails. */
+ * round. The floor is the fastest design's median, or the baseline's or own instance's when
+ * faster. A design or the own instance that fails to load or run is left out (its message
+ * printed); the floor is not ok when the baseline or every design fails. */
 static void time_floor(const gt_problem_t *p, const shape_race_t *sr, const opts_t *o, size_t si,
                        read_floor_t *out) {
   memset(out, 0, sizeof *out);
@@ -495,6 +497,11 @@ static double bw_target_dev(const summary_t *S, const gt_device_info_t *dev) {
   return bw_target(S) * dev->peak_gbps / H200_GBPS;
 }
 
+/* The weight's own size, MB (its element type's bytes: 1 for fp8). */
+static double weight_mb(const gt_problem_t *p) {
+  return (double)p->m * p->k * (double)gt_dtype_size(p->a_type) / 1e6;
+}
+
 /* The row's slot in S->by_tok (added when new; -1 when the table is full). */
 static int tok_slot(summary_t *S, long long tokens) {
   int ti = 0;
@@ -520,7 +527,6 @@ static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shap
     S->by_tok[ti].n++;
   }
   S->f8 = gt_dtype_is_fp8(p->a_type);
-  const double weight_mb = (double)p->m * p->k * (double)gt_dtype_size(p->a_type) / 1e6;
   const double tbps = bytes / own_us / 1e6;
   const double floor_us = dev->peak_gbps > 0 ? bytes / (dev->peak_gbps * 1e3) : NAN;
   S->log_ceiling += log(cu / floor_us > 1 ? cu / floor_us : 1);
@@ -535,7 +541,7 @@ static void summary_add(summary_t *S, const gt_device_info_t *dev, const gt_shap
       snprintf(S->t9_where, sizeof S->t9_where, "%s tokens=%lld", sh->label, (long long)p->n);
     }
   }
-  if (weight_mb >= 100) {
+  if (weight_mb(p) >= 100) {
     S->bw_n++;
     S->bw_met += tbps >= bw_target(S);
     S->bw_met_dev += dev->peak_gbps > 0 && tbps >= bw_target_dev(S, dev);
@@ -568,8 +574,7 @@ static void summary_add_floor(summary_t *S, const gt_device_info_t *dev, const g
     S->by_tok[ti].fn++;
     if (own > 0) S->by_tok[ti].log_fown += log(own), S->by_tok[ti].fown_n++;
   }
-  const double weight_mb = (double)p->m * p->k * (double)gt_dtype_size(p->a_type) / 1e6;
-  if (weight_mb < 100) return;
+  if (weight_mb(p) < 100) return;
   const double tbps = gt_problem_min_bytes(p) / f->floor_us / 1e6;
   if (!S->fbw_n || tbps < S->fbw_lo) S->fbw_lo = tbps;
   if (!S->fbw_n || tbps > S->fbw_hi) S->fbw_hi = tbps;
@@ -773,7 +778,7 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
   if (!csv) return;
   fprintf(csv, "%s,%lld,%lld,%lld,%.1f,%.3f,%.4f,%.3f,%.4f,%s,%.4f,%.0f,%.0f,%d,%d", sh->label,
           (long long)p->n, (long long)p->m, (long long)p->k,
-          (double)p->m * p->k * (double)gt_dtype_size(p->a_type) / 1e6, cu,
+          weight_mb(p), cu,
           sr->base->time.rel_spread, own_us, best ? best->time.rel_spread : NAN,
           best ? best->cand.name : "", ratio, best ? bytes / own_us / 1e3 : NAN, bytes / cu / 1e3,
           sr->own_raced, sr->own_gate_failed);

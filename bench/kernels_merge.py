@@ -174,7 +174,8 @@ def main():
     rows.sort(key=lambda r: (r["label"], int(r["tokens"])))
     ratio = [r["_base"] / r["_own"] for r in rows]
     print("%d rows from %d files (baseline column %s)" % (len(rows), len(a.csv_files), base))
-    print("geomean of max(1, base/own) (tuned dispatch): %.3f" % geomean([max(1.0, x) for x in ratio]))
+    tuned = geomean([max(1.0, x) for x in ratio])
+    print("geomean of max(1, base/own) (tuned dispatch): %.3f" % tuned)
     print("geomean of base/own (best own alone):          %.3f" % geomean(ratio))
     for t in sorted({int(r["tokens"]) for r in rows}):
         rr = [x for r, x in zip(rows, ratio) if int(r["tokens"]) == t]
@@ -194,7 +195,6 @@ def main():
               (a.tbs, a.min_mb, met, len(big), low["_gbps"] / 1000, low["label"], low["tokens"]))
     ceiling = print_floor(rows, floor, header) if floor else None
     if a.bar is not None:
-        tuned = geomean([max(1.0, x) for x in ratio])
         print("bar %.3f: tuned %.3f, %s%s" % (
             a.bar, tuned, "met" if tuned >= a.bar else "not met",
             "" if ceiling is None else

@@ -30,6 +30,8 @@
 #include "core/gt_dtype.h"
 #include "core/gt_status.h"
 #include "platform/gt_cudalib.h"
+// The own kernels' mbarrier and programmatic-dependent-launch steps (gtk::mbar_*, pdl_*).
+#include "kernels/gt_wg.cuh"
 
 namespace {
 
@@ -105,16 +107,11 @@ __device__ __forceinline__ void write_d(unsigned char *d, unsigned long long byt
     for (unsigned long long b = n * 16; b < bytes; b++) d[b] = (unsigned char)acc;
 }
 
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-__device__ __forceinline__ void pdl_launch() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
-
 template <int U, int G>
 __global__ void __launch_bounds__(512, G) floor_ldg(floor_args a) {
-  pdl_launch();
+  gtk::pdl_launch_dependents();
   unsigned acc = read_ldg<U>(a.pre);
-  pdl_wait();
+  gtk::pdl_wait();
 #pragma unroll
   for (int r = 0; r < 3; r++) acc ^= read_ldg<U>(a.post[r]);
   write_d(a.d, a.d_bytes, acc);
@@ -122,26 +119,6 @@ __global__ void __launch_bounds__(512, G) floor_ldg(floor_args a) {
 
 // ---- bulk copies (TMA) into a ring that nobody reads ----------------------------------------
 
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred P1;\n"
-      "RF_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
-      "@P1 bra RF_DONE;\n"
-      "bra RF_WAIT;\n"
-      "RF_DONE:\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes,
                                           uint32_t bar) {
   asm volatile(
@@ -166,8 +143,8 @@ __device__ __forceinline__ unsigned read_bulk(region r, uint32_t ring, uint32_t 
     for (unsigned long long b = lo * 16; b < hi * 16; b += CH) {
       const uint32_t len = (uint32_t)(hi * 16 - b < (unsigned long long)CH ? hi * 16 - b : CH);
       const uint32_t bar = bars + 8u * (uint32_t)*slot;
-      if (issued >= S) mbar_wait(bar, *phase >> *slot & 1u), *phase ^= 1u << *slot;
-      mbar_expect_tx(bar, len);
+      if (issued >= S) gtk::mbar_wait(bar, *phase >> *slot & 1u), *phase ^= 1u << *slot;
+      gtk::mbar_expect_tx(bar, len);
       bulk_load(ring + (uint32_t)*slot * CH, r.p + b, len, bar);
       issued++;
       *slot = *slot + 1 == S ? 0 : *slot + 1;
@@ -176,7 +153,7 @@ __device__ __forceinline__ unsigned read_bulk(region r, uint32_t ring, uint32_t 
     const int left = issued < S ? issued : S;
     for (int i = 0; i < left; i++) {
       const int s = (*slot - left + i + S) % S;
-      mbar_wait(bars + 8u * (uint32_t)s, *phase >> s & 1u);
+      gtk::mbar_wait(bars + 8u * (uint32_t)s, *phase >> s & 1u);
       *phase ^= 1u << s;
     }
   }
@@ -192,15 +169,15 @@ __global__ void __launch_bounds__(32) floor_bulk(floor_args a) {
   const uint32_t ring = (uint32_t)__cvta_generic_to_shared(ring_mem);
   const uint32_t bars = (uint32_t)__cvta_generic_to_shared(bar_mem);
   if (threadIdx.x == 0) {
-    for (int s = 0; s < S; s++) mbar_init(bars + 8u * s, 1);
+    for (int s = 0; s < S; s++) gtk::mbar_init(bars + 8u * s, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncwarp();
-  pdl_launch();
+  gtk::pdl_launch_dependents();
   int slot = 0;
   uint32_t phase = 0;
   unsigned acc = read_bulk<CH, S>(a.pre, ring, bars, &slot, &phase);
-  pdl_wait();
+  gtk::pdl_wait();
 #pragma unroll
   for (int r = 0; r < 3; r++) acc ^= read_bulk<CH, S>(a.post[r], ring, bars, &slot, &phase);
   // Lane 0 has waited for every copy: D is stored after the last byte arrived, as a GEMM's is.
@@ -231,7 +208,7 @@ struct state {
   int v;
   int sms;
   bool pdl;
-  unsigned long long a_bytes, b_bytes, c_bytes, bias_bytes, d_bytes;
+  gt_read_floor_bytes_t bytes;
 };
 
 int find(const char *name) {
@@ -274,8 +251,7 @@ gt_status_t rf_prepare(const gt_candidate_t *c, const gt_problem_t *p, void **st
   s->sms = sms;
   const char *pdl = getenv("GEMMTUNE_KERNELS_PDL");
   s->pdl = !(pdl && strcmp(pdl, "0") == 0);
-  const gt_read_floor_bytes_t b = gt_read_floor_bytes(p);
-  s->a_bytes = b.a, s->b_bytes = b.b, s->c_bytes = b.c, s->bias_bytes = b.bias, s->d_bytes = b.d;
+  s->bytes = gt_read_floor_bytes(p);
   *st = s;
   return GT_OK;
 }
@@ -285,14 +261,15 @@ gt_status_t rf_run(void *st, const gt_operands_t *o, void *stream) {
   const variant &v = k_variants[s->v];
   floor_args a;
   memset(&a, 0, sizeof a);
-  a.pre = {static_cast<const unsigned char *>(o->A), s->a_bytes};
-  a.post[0] = {static_cast<const unsigned char *>(o->B), s->b_bytes};
-  // C when beta != 0 (c_bytes is 0 otherwise), also when it is the output buffer (the harness
+  const gt_read_floor_bytes_t &b = s->bytes;
+  a.pre = {static_cast<const unsigned char *>(o->A), b.a};
+  a.post[0] = {static_cast<const unsigned char *>(o->B), b.b};
+  // C when beta != 0 (b.c is 0 otherwise), also when it is the output buffer (the harness
   // runs such keys in place); the bias when the key has one.
-  a.post[1] = {static_cast<const unsigned char *>(o->C), o->C ? s->c_bytes : 0ull};
-  a.post[2] = {static_cast<const unsigned char *>(o->bias), o->bias ? s->bias_bytes : 0ull};
+  a.post[1] = {static_cast<const unsigned char *>(o->C), o->C ? b.c : 0ull};
+  a.post[2] = {static_cast<const unsigned char *>(o->bias), o->bias ? b.bias : 0ull};
   a.d = static_cast<unsigned char *>(o->D);
-  a.d_bytes = s->d_bytes;
+  a.d_bytes = b.d;
   cudaLaunchConfig_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.gridDim = dim3((unsigned)(s->sms * v.per_sm));
