@@ -2634,6 +2634,11 @@ const gt_kinstance_t gt_kinstances[] = {
       .tile_m = 128, .tile_n = 64, .tile_k = 256, .warps_m = 0, .warps_n = 0, .warps_k = 0,
       .unroll = 0, .stages = 4, .vec = 16, .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 2, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16},
      288, 197632},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2",
+     {.family = GT_KFAM_WGF8, .arch = 0, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 32, .tile_n = 64, .tile_k = 256, .warps_m = 0, .warps_n = 0, .warps_k = 0,
+      .unroll = 0, .stages = 8, .vec = 16, .splitk = 1, .prefetch = 8, .cluster_m = 2, .consumers = 1, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16},
+     160, 197632},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8",
      {.family = GT_KFAM_WGF8, .arch = 0, .dtype = GT_DT_F8E5M2, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 64, .tile_n = 16, .tile_k = 512, .warps_m = 0, .warps_n = 0, .warps_k = 0,
@@ -5459,6 +5464,11 @@ const gt_kinstance_t gt_kinstances[] = {
       .tile_m = 128, .tile_n = 64, .tile_k = 256, .warps_m = 0, .warps_n = 0, .warps_k = 0,
       .unroll = 0, .stages = 4, .vec = 16, .splitk = 1, .prefetch = 8, .cluster_m = 1, .consumers = 2, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16, .epilogue = true},
      288, 197632},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2_e",
+     {.family = GT_KFAM_WGF8, .arch = 0, .dtype = GT_DT_F8E4M3FN, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
+      .tile_m = 32, .tile_n = 64, .tile_k = 256, .warps_m = 0, .warps_n = 0, .warps_k = 0,
+      .unroll = 0, .stages = 8, .vec = 16, .splitk = 1, .prefetch = 8, .cluster_m = 2, .consumers = 1, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16, .epilogue = true},
+     160, 197632},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e",
      {.family = GT_KFAM_WGF8, .arch = 0, .dtype = GT_DT_F8E5M2, .transa = GT_TRANS_T, .transb = GT_TRANS_N,
       .tile_m = 64, .tile_n = 16, .tile_k = 512, .warps_m = 0, .warps_n = 0, .warps_k = 0,
@@ -5660,4 +5670,4 @@ const gt_kinstance_t gt_kinstances[] = {
       .unroll = 2, .stages = 2, .vec = 16, .splitk = 1, .prefetch = 0, .cluster_m = 0, .consumers = 0, .b_dtype = GT_DT_F8E4M3FN, .d_dtype = GT_DT_BF16, .epilogue = true},
      256, 10240},
 };
-const size_t gt_kinstance_count = 1130;
+const size_t gt_kinstance_count = 1132;
