@@ -529,6 +529,8 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x128_s9_ks1_p8_w2_g1(const
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8_w2(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8(const __grid_constant__ gt_kargs_t a);
@@ -1095,6 +1097,8 @@ __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x128_s9_ks1_p8_w2_g1_e(con
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8_w2_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
+__global__ void gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
 __global__ void gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e(const __grid_constant__ gt_kargs_t a);
@@ -1665,6 +1669,8 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8_w2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8_w2},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8},
@@ -2231,6 +2237,8 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8_w2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8_w2_e},
     {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8_e},
+    {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8_e", (const void *)gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t64x16x512_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e5m2_bf16_tn_t80x64x256_s4_ks2_p8_e},
     {"gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e", (const void *)gt_sm90_wgf8_e5m2_e4m3_bf16_tn_t64x16x512_s4_ks2_p8_e},
@@ -2272,7 +2280,7 @@ const gt_kfn_t gt_kinstance_fns[] = {
     {"gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e5m2_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
     {"gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e", (const void *)gt_sm90_dtf8_e5m2_e4m3_bf16_tn_n16_m1_w1x8_u2_s2_ks1_v16_e},
 };
-const size_t gt_kinstance_fn_count = 1132;
+const size_t gt_kinstance_fn_count = 1136;
 
 const gt_kfn_t gt_kreduce_fns[] = {
     {"gt_sm90_splitk_reduce_bf16", (const void *)gt_sm90_splitk_reduce_bf16},

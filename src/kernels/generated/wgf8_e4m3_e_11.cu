@@ -10,3 +10,13 @@ extern "C" __global__ void __launch_bounds__(160)
 gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x64x256_s8_ks1_p8_c2_e(const __grid_constant__ gt_kargs_t a) {
   gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 32, 64, 256, 8, 1, 8, true, 1, true, 1, 2>(a);
 }
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x16x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 32, 16, 512, 4, 1, 8, true, 1, true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(160)
+gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t32x32x512_s4_ks1_p8_e(const __grid_constant__ gt_kargs_t a) {
+  gtk::wgf8_body<gtk::e4m3, gtk::e4m3, gtk::bf16, 32, 32, 512, 4, 1, 8, true, 1, true>(a);
+}
