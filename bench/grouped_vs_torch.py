@@ -22,19 +22,28 @@ Prints a table, the geomeans at decode and prefill and the acceptance lines (own
 >= 1.3x, >= 4.2 TB/s on weights of 100 MB or more, the tuned dispatch never slower than torch at
 prefill, beyond the two passes' spread), and writes CSV.
 
+With --dtype e4m3 the problem is torch's fp8 MoE product with rowwise scales,
+
+    torch._scaled_grouped_mm(x8, w8.transpose(-2, -1), scale_a, scale_b, offs=offs,
+                             out_dtype=torch.bfloat16)   # x8, w8 e4m3; scale_a [rows], scale_b [E][N]
+
+(at::cuda::detail::f8f8bf16_grouped_mm on sm_90), raced by the own e4m3 instances; the weight
+bytes, and so the TB/s, are one byte an element.
+
 Usage: grouped_vs_torch.py --lib BUILD/libgemmtune_grouped.so --csv OUT.csv [--filter S]
-       [--tokens 1,4,16,64,2048] [--iters 20] [--reps 7]
+       [--tokens 1,4,16,64,2048] [--iters 20] [--reps 7] [--dtype bf16|e4m3]
 """
 import argparse
 import math
 import os
 import sys
+import types
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from gemmtune.grouped.harness import (AGREE_TOL, decode_tile_hopeless, load_lib, rel_err,  # noqa: E402
-                                      time_graph)
+from gemmtune.grouped.harness import (AGREE_TOL, decode_tile_hopeless, load_lib,  # noqa: E402
+                                      operands_of, rel_err, time_graph)
 from gemmtune.grouped.rows import DEFAULT_THRESHOLD_PCT, improves  # noqa: E402
 from gemmtune import datasheet  # noqa: E402
 
@@ -55,6 +64,17 @@ def route(tokens, experts, topk, seed):
     pick = torch.rand(tokens, experts, generator=g).argsort(dim=1)[:, :topk]
     counts = torch.bincount(pick.flatten(), minlength=experts)
     return torch.cumsum(counts, 0).to(torch.int32), counts
+
+
+def f8_weights(experts, n, k):
+    """[experts][n][k] e4m3 values of randn * 2, made a few experts at a time (the fp32 draw of a
+    DeepSeek-V3 layer at once would be 30 GB)."""
+    w = torch.empty(experts, n, k, device="cuda", dtype=torch.float8_e4m3fn)
+    step = max(1, (256 << 20) // (n * k * 4))
+    for e in range(0, experts, step):
+        w[e:e + step] = (torch.randn(min(step, experts - e), n, k, device="cuda") * 2.0).to(
+            torch.float8_e4m3fn)
+    return w
 
 
 def summarize(rows_out, csv_path, device=None):
@@ -108,6 +128,135 @@ def summarize(rows_out, csv_path, device=None):
     return 1 if rc else 0
 
 
+def race_row(c, tokens):
+    """One row: torch's path, every own instance of the operands gated then timed, the tuned
+    dispatch confirmed on a second pass. c: the shape's context (main). None when nothing ran."""
+    lib, names, args, want, f8 = c.lib, c.names, c.args, c.want, c.f8
+    model, proj, experts, topk, k, n = c.model, c.proj, c.experts, c.topk, c.k, c.n
+    ws, sb, copies, per_expert, label, si = c.ws, c.sb, c.copies, c.per_expert, c.label, c.si
+    rows = tokens * topk
+    offs, counts = route(tokens, experts, topk, 1000 + si * 97 + tokens)
+    offs = offs.cuda()
+    active = int((counts > 0).sum())
+    if f8:
+        x = (torch.randn(rows, k, device="cuda") * 2.0).to(torch.float8_e4m3fn)
+        sa = torch.rand(rows, device="cuda") * 0.5 + 0.5
+    else:
+        x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+
+    def call(i, idx, w=None):
+        w = w if w is not None else ws[i % copies]
+        if f8:
+            return lib.gtgb_launch_f8(idx, x.data_ptr(), w.data_ptr(), out.data_ptr(),
+                                    offs.data_ptr(), sa.data_ptr(), sb.data_ptr(), n,
+                                    rows, n, k, k, n, n * k, k, experts, stream())
+        return lib.gtgb_launch(idx, x.data_ptr(), w.data_ptr(), out.data_ptr(),
+                             offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
+                             experts, stream())
+
+    def supports(idx):
+        if f8:
+            return lib.gtgb_supports_f8(idx, x.data_ptr(), ws[0].data_ptr(),
+                                      out.data_ptr(), offs.data_ptr(), sa.data_ptr(),
+                                      sb.data_ptr(), n, rows, n, k, k, n, n * k, k,
+                                      experts) == 0
+        return lib.gtgb_supports(idx, x.data_ptr(), ws[0].data_ptr(), out.data_ptr(),
+                               offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
+                               experts) == 0
+
+    def torch_ref(w):
+        if f8:
+            return torch._scaled_grouped_mm(x, w.transpose(-2, -1), sa, sb, offs=offs,
+                                          out_dtype=torch.bfloat16)
+        return torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+
+    def torch_call(i):
+        torch_ref(ws[i % copies])
+
+    try:
+        t_us = time_graph(torch_call, args.iters, args.reps)
+    except RuntimeError as e:
+        print("%-23s tokens %d: torch's path failed: %s" % (label, tokens, e))
+        return None
+    used = int(offs[-1])
+    ref = torch_ref(ws[0])
+    best = None
+    for idx, name in enumerate(names):
+        if operands_of(lib, idx) != want or decode_tile_hopeless(name, rows, active):
+            continue
+        if not supports(idx):
+            continue
+        # Gate before timing: a wrong instance is reported and never the best.
+        out.fill_(0)
+        s = call(0, idx, ws[0])
+        torch.cuda.synchronize()
+        err = rel_err(out, ref, used)
+        if s != 0 or err > AGREE_TOL:
+            print("  %s: %s" % (name, "launch status %d (%s)" % (
+                s, lib.gtgb_error().decode()) if s else "MISMATCH (rel err %.3g)" % err))
+            continue
+        status = []
+
+        def own(i, idx=idx):
+            s = call(i, idx)
+            if s:
+                status.append(s)
+
+        try:
+            us = time_graph(own, args.iters, args.reps)
+        except RuntimeError as e:
+            print("  %s: %s" % (name, e))
+            continue
+        if status:
+            print("  %s: launch status %d (%s)" % (name, status[0],
+                                                 lib.gtgb_error().decode()))
+            continue
+        if best is None or us < best[1]:
+            best = (idx, us)
+    if best is None:
+        print("%-23s tokens %d: no own instance accepts the problem" % (label, tokens))
+        return None
+    # The tuned dispatch, chosen on this pass, confirmed on a second one.
+    own_kept = improves(best[1], t_us, DEFAULT_THRESHOLD_PCT, 0.0)
+    best_idx = best[0]
+
+    def best_own(i):
+        call(i, best_idx)
+
+    try:
+        t2 = time_graph(torch_call, args.iters, args.reps)
+        o2 = time_graph(best_own, args.iters, args.reps) if own_kept else t2
+    except RuntimeError as e:
+        print("%-23s tokens %d: the second pass failed: %s" % (label, tokens, e))
+        return None
+    tuned_speed = t2 / o2
+    # Noise: how far the two passes' times of the same calls differ.
+    noise = abs(t2 - t_us) / t_us + (abs(o2 - best[1]) / best[1] if own_kept else 0.0)
+    # The best instance's output against torch's once more, after all the timing.
+    out.fill_(0)
+    s = call(0, best[0], ws[0])
+    torch.cuda.synchronize()
+    err = rel_err(out, ref, used)
+    agree = s == 0 and err <= AGREE_TOL
+    wbytes = active * per_expert
+    tbs = wbytes / best[1] * 1e-6
+    flops = 2.0 * rows * n * k
+    speed = t_us / best[1]
+    print("%-14s %-8s %6d %6d %4d %10.2f %10.2f %6.2fx %7.2f %6.3fx %-5s  %s%s" % (
+        model, proj, tokens, rows, active, t_us, best[1], speed, tbs, tuned_speed,
+        "own" if own_kept else "torch", names[best[0]],
+        "" if agree else "  MISMATCH (rel err %.3g)" % err))
+    return dict(model=model, proj=proj, dtype=args.dtype, experts=experts, k=k, n=n,
+                tokens=tokens, rows=rows, active=active, torch_us=t_us, own_us=best[1],
+                speedup=speed, own_tbs=tbs, torch_tbs=wbytes / t_us * 1e-6,
+                own_tflops=flops / best[1] * 1e-6, torch_tflops=flops / t_us * 1e-6,
+                weight_mb=wbytes / 1e6, instance=names[best[0]], rel_err=err, agree=int(agree),
+                copies=copies, tuned="own" if own_kept else "torch",
+                tuned_speedup=tuned_speed, torch_us_2=t2, tuned_us_2=o2, noise=noise)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", required=True)
@@ -116,12 +265,21 @@ def main():
     ap.add_argument("--tokens", default="1,4,16,64,2048")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--dtype", choices=("bf16", "e4m3"), default="bf16",
+                    help="operands: bf16 (torch._grouped_mm) or e4m3 with rowwise scales "
+                         "(torch._scaled_grouped_mm, bf16 out)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("grouped_vs_torch: no CUDA device: skipped")
         return 77
     lib = load_lib(args.lib)
+    f8 = args.dtype == "e4m3"
+    if f8 and not hasattr(lib, "gtgb_launch_f8"):
+        print("grouped_vs_torch: %s has no e4m3 entry points (gtgb_launch_f8)" % args.lib)
+        return 2
     names = [lib.gtgb_name(i).decode() for i in range(lib.gtgb_count())]
+    want = 1 if f8 else 0  # the instances of these operands only
+    esize = 1 if f8 else 2
     tokens_list = [int(t) for t in args.tokens.split(",") if t]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     rows_out = []
@@ -132,7 +290,7 @@ def main():
         label = "%s %s" % (model, proj)
         if args.filter and args.filter not in label:
             continue
-        per_expert = n * k * 2
+        per_expert = n * k * esize
         touched_min = per_expert * min(topk, experts)
         free_b, _ = torch.cuda.mem_get_info()
         # Never one copy: the next call would find the last experts' bytes still in L2.
@@ -143,111 +301,21 @@ def main():
             print("%-23s skipped: %.1f GB of weights" % (label, per_expert * experts / 1e9))
             continue
         torch.manual_seed(si)
-        ws = [(torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16) * 0.02)
-              for _ in range(copies)]
+        if f8:
+            # Weights quantized per output channel as an fp8 checkpoint is: w ~ scale_b * w8.
+            ws = [f8_weights(experts, n, k) for _ in range(copies)]
+            sb = torch.rand(experts, n, device="cuda") * 0.01 + 0.005
+        else:
+            ws = [(torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16) * 0.02)
+                  for _ in range(copies)]
+        c = types.SimpleNamespace(lib=lib, names=names, args=args, want=want, f8=f8, model=model,
+                                  proj=proj, experts=experts, topk=topk, k=k, n=n,
+                                  ws=ws, sb=sb if f8 else None, copies=copies,
+                                  per_expert=per_expert, label=label, si=si)
         for tokens in tokens_list:
-            rows = tokens * topk
-            offs, counts = route(tokens, experts, topk, 1000 + si * 97 + tokens)
-            offs = offs.cuda()
-            active = int((counts > 0).sum())
-            x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
-            out = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
-            stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-
-            def call(i, idx, w=None):
-                w = w if w is not None else ws[i % copies]
-                return lib.gtgb_launch(idx, x.data_ptr(), w.data_ptr(), out.data_ptr(),
-                                       offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
-                                       experts, stream())
-
-            def torch_call(i):
-                torch._grouped_mm(x, ws[i % copies].transpose(-2, -1), offs=offs)
-
-            try:
-                t_us = time_graph(torch_call, args.iters, args.reps)
-            except RuntimeError as e:
-                print("%-23s tokens %d: torch._grouped_mm failed: %s" % (label, tokens, e))
-                continue
-            used = int(offs[-1])
-            ref = torch._grouped_mm(x, ws[0].transpose(-2, -1), offs=offs)
-            best = None
-            for idx, name in enumerate(names):
-                if decode_tile_hopeless(name, rows, active):
-                    continue
-                if lib.gtgb_supports(idx, x.data_ptr(), ws[0].data_ptr(), out.data_ptr(),
-                                     offs.data_ptr(), 0, rows, n, k, k, n, n * k, 1, k, 0,
-                                     experts) != 0:
-                    continue
-                # Gate before timing: a wrong instance is reported and never the best.
-                out.fill_(0)
-                s = call(0, idx, ws[0])
-                torch.cuda.synchronize()
-                err = rel_err(out, ref, used)
-                if s != 0 or err > AGREE_TOL:
-                    print("  %s: %s" % (name, "launch status %d (%s)" % (
-                        s, lib.gtgb_error().decode()) if s else "MISMATCH (rel err %.3g)" % err))
-                    continue
-                status = []
-
-                def own(i, idx=idx):
-                    s = call(i, idx)
-                    if s:
-                        status.append(s)
-
-                try:
-                    us = time_graph(own, args.iters, args.reps)
-                except RuntimeError as e:
-                    print("  %s: %s" % (name, e))
-                    continue
-                if status:
-                    print("  %s: launch status %d (%s)" % (name, status[0],
-                                                           lib.gtgb_error().decode()))
-                    continue
-                if best is None or us < best[1]:
-                    best = (idx, us)
-            if best is None:
-                print("%-23s tokens %d: no own instance accepts the problem" % (label, tokens))
-                continue
-            # The tuned dispatch, chosen on this pass, confirmed on a second one.
-            own_kept = improves(best[1], t_us, DEFAULT_THRESHOLD_PCT, 0.0)
-            best_idx = best[0]
-
-            def best_own(i):
-                call(i, best_idx)
-
-            try:
-                t2 = time_graph(torch_call, args.iters, args.reps)
-                o2 = time_graph(best_own, args.iters, args.reps) if own_kept else t2
-            except RuntimeError as e:
-                print("%-23s tokens %d: the second pass failed: %s" % (label, tokens, e))
-                continue
-            tuned_speed = t2 / o2
-            # Noise: how far the two passes' times of the same calls differ.
-            noise = abs(t2 - t_us) / t_us + (abs(o2 - best[1]) / best[1] if own_kept else 0.0)
-            # The best instance's output against torch's once more, after all the timing.
-            out.fill_(0)
-            s = call(0, best[0], ws[0])
-            torch.cuda.synchronize()
-            err = rel_err(out, ref, used)
-            agree = s == 0 and err <= AGREE_TOL
-            wbytes = active * per_expert
-            tbs = wbytes / best[1] * 1e-6
-            flops = 2.0 * rows * n * k
-            speed = t_us / best[1]
-            print("%-14s %-8s %6d %6d %4d %10.2f %10.2f %6.2fx %7.2f %6.3fx %-5s  %s%s" % (
-                model, proj, tokens, rows, active, t_us, best[1], speed, tbs, tuned_speed,
-                "own" if own_kept else "torch", names[best[0]],
-                "" if agree else "  MISMATCH (rel err %.3g)" % err))
-            rows_out.append(dict(model=model, proj=proj, experts=experts, k=k, n=n,
-                                 tokens=tokens, rows=rows, active=active, torch_us=t_us,
-                                 own_us=best[1], speedup=speed, own_tbs=tbs,
-                                 torch_tbs=wbytes / t_us * 1e-6,
-                                 own_tflops=flops / best[1] * 1e-6,
-                                 torch_tflops=flops / t_us * 1e-6, weight_mb=wbytes / 1e6,
-                                 instance=names[best[0]], rel_err=err, agree=int(agree),
-                                 copies=copies, tuned="own" if own_kept else "torch",
-                                 tuned_speedup=tuned_speed, torch_us_2=t2, tuned_us_2=o2,
-                                 noise=noise))
+            row = race_row(c, tokens)
+            if row is not None:
+                rows_out.append(row)
         del ws
         torch.cuda.empty_cache()
     props = torch.cuda.get_device_properties(0)

@@ -1,6 +1,7 @@
 /* The grouped GEMM table (generated/grouped_instances.c, gt_grouped.h): every name spells its
- * row's parameters (gt_<arch>_<family>_bf16_<layout>_t<BM>x<BN>x<BK>_s<S>_ks<KS>) and is found by
- * gt_grouped_find; threads and shared memory follow from the tile as the kernels assume; each
+ * row's parameters (gt_<arch>_<family>_<dtype>_<layout>_t<BM>x<BN>x<BK>_s<S>_ks<KS>, dtype bf16 or
+ * e4m3: fp8 decode tiles with [E][N][K] weights only) and is found by gt_grouped_find; threads
+ * and shared memory follow from the tile and the element size as the kernels assume; each
  * layout has decode and prefill instances; the grid covers every tile of any routing (the slot
  * bound) and the layout of a problem comes from its strides. Plain C, no GPU. */
 #include <stdarg.h>
@@ -27,13 +28,19 @@ static void test_names_spell_rows(void **state) {
                gt_karchs[in->arch].token, in->layout == GT_GROUPED_ENK ? "enk" : "ekn",
                in->tile_n, in->tile_rows, in->tile_k, in->threads / 32, in->chunks);
     else
-      snprintf(want, sizeof want, "gt_%s_%s_bf16_%s_t%dx%dx%d_s%d_ks%d", gt_karchs[in->arch].token,
+      snprintf(want, sizeof want, "gt_%s_%s_%s_%s_t%dx%dx%d_s%d_ks%d", gt_karchs[in->arch].token,
                in->family == GT_GROUPED_DECODE ? "grpd" : "grpp",
+               in->dtype == GT_DT_F8E4M3FN ? "e4m3" : "bf16",
                in->layout == GT_GROUPED_ENK ? "enk" : "ekn", in->tile_n, in->tile_rows,
                in->tile_k, in->stages, in->splitk);
     assert_string_equal(in->name, want);
     assert_int_equal(gt_grouped_find(in->name), (int)i);
-    assert_int_equal(in->dtype, GT_DT_BF16);
+    assert_true(in->dtype == GT_DT_BF16 || in->dtype == GT_DT_F8E4M3FN);
+    if (in->dtype == GT_DT_F8E4M3FN) {
+      assert_int_equal(in->family, GT_GROUPED_DECODE);
+      assert_int_equal(in->layout, GT_GROUPED_ENK);
+      assert_int_equal(in->tile_k % 128, 0); /* whole 128-byte boxes of 1-byte elements */
+    }
   }
   assert_int_equal(gt_grouped_find("gt_sm90_grpd_bf16_enk_t1x1x1_s1_ks1"), -1);
   assert_int_equal(gt_grouped_find(NULL), -1);
@@ -62,7 +69,8 @@ static void test_geometry(void **state) {
     assert_int_equal(in->chunks, 1);
     const int wgs = in->family == GT_GROUPED_DECODE ? 1 : in->tile_rows / 64;
     assert_int_equal(in->threads, 128 * wgs + 32);
-    assert_int_equal(in->smem, in->stages * (in->tile_n + in->tile_rows) * in->tile_k * 2 + 1024);
+    const int es = in->dtype == GT_DT_F8E4M3FN ? 1 : 2;
+    assert_int_equal(in->smem, in->stages * (in->tile_n + in->tile_rows) * in->tile_k * es + 1024);
     assert_true(in->family == GT_GROUPED_DECODE || in->splitk == 1);
   }
 }

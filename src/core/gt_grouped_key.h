@@ -53,7 +53,7 @@ typedef struct gt_grouped_call {
   bool a_2d, b_3d;          /* mat_a is 2-D [rows][K], mat_b 3-D [groups][K][N] */
   bool has_offs;            /* offs given (int32 on the device) */
   bool has_bias;
-  bool fp8_scaled;          /* an fp8 call with scales (f8f8bf16_grouped_mm): not keyed yet */
+  bool fp8_scaled;          /* an fp8 call with scales (f8f8bf16_grouped_mm): marked, not tuned */
   int64_t rows, k, n, groups;
   int64_t a_row_stride, a_col_stride;          /* mat_a strides */
   int64_t b_group_stride, b_k_stride, b_n_stride;

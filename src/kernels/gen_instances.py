@@ -445,22 +445,34 @@ FAMILIES = {
 GROUPED_LAYOUTS = {"enk": "GT_GROUPED_ENK", "ekn": "GT_GROUPED_EKN"}
 
 
+# The grouped operand types: name token -> (C enum of the table, bytes per element, kernel tag of
+# the operands: None for bf16, whose D and operands share gtk::bf16). e4m3 is torch's
+# f8f8bf16_grouped_mm (rowwise scales, bf16 D): grpd, enk only (fp8 wgmma reads K-major only).
+GROUPED_DTYPES = {"bf16": ("GT_DT_BF16", 2, None), "e4m3": ("GT_DT_F8E4M3FN", 1, "gtk::e4m3")}
+
+
 def check_grp_common(p, fam):
     (bm, bn, bk), st, ks = p["t"], p["s"], p["ks"]
-    if p["dtype"] != "bf16":
-        raise SpaceError("%s: bf16 only (torch's grouped_mm path this family replaces)" % fam)
+    if p["dtype"] not in GROUPED_DTYPES:
+        raise SpaceError("%s: dtype is one of %s" % (fam, ", ".join(GROUPED_DTYPES)))
+    es = GROUPED_DTYPES[p["dtype"]][1]
+    if es == 1 and (fam != "grpd" or p["layout"] != "enk"):
+        raise SpaceError("%s: e4m3 is grpd with enk weights only (fp8 wgmma reads both operands"
+                         " K-major)" % fam)
     if p["layout"] not in GROUPED_LAYOUTS:
         raise SpaceError("%s: layout is one of %s" % (fam, ", ".join(GROUPED_LAYOUTS)))
     if bm not in (64, 128, 192, 256):
         raise SpaceError("%s: BM is 64, 128, 192 or 256 weight rows (64-row boxes, m64 blocks)"
                          % fam)
-    if bk not in (64, 128, 256):
-        raise SpaceError("%s: BK is 64, 128 or 256 (1, 2 or 4 128-byte swizzle boxes)" % fam)
+    box = 128 // es  # elements of one 128-byte swizzle row
+    if bk not in (box, 2 * box, 4 * box):
+        raise SpaceError("%s: BK is %d, %d or %d for %s (1, 2 or 4 128-byte swizzle boxes)"
+                         % (fam, box, 2 * box, 4 * box, p["dtype"]))
     if st < 2:
         raise SpaceError("%s: at least 2 stages" % fam)
     if not 1 <= ks <= 8:
         raise SpaceError("%s: ks is 1 to 8 (the splits form one portable cluster)" % fam)
-    if bn * (bm + 4) * 4 > st * (bm + bn) * bk * 2:
+    if bn * (bm + 4) * 4 > st * (bm + bn) * bk * es:
         raise SpaceError("%s: the fp32 partial tile must fit in the stage ring" % fam)
 
 
@@ -476,14 +488,16 @@ def make_grp(p, fam, swapped):
     elif bn not in WG_TOKENS:
         raise SpaceError("grpd: BN is one of %s routed rows (wgmma's N)" % (WG_TOKENS,))
     nwg = bn // 64 if swapped else 1
+    _, es, tag = GROUPED_DTYPES[p["dtype"]]
+    targs = ["gtk::bf16", bm, bn, bk, st, ks, cbool(swapped), cbool(p["layout"] == "ekn")]
     return dict(tokens="t%dx%dx%d_s%d_ks%d" % (bm, bn, bk, st, ks),
                 row=dict(tile_n=bm, tile_rows=bn, tile_k=bk, stages=st, splitk=ks, chunks=1),
                 threads=128 * nwg + 32,
-                smem=st * (bm + bn) * bk * 2 + 1024,
+                smem=st * (bm + bn) * bk * es + 1024,
                 static_smem=16 * st + 32,  # mbarriers and the slot
-                body=("gtk::grp_body", ["gtk::bf16", bm, bn, bk, st, ks, cbool(swapped),
-                                        cbool(p["layout"] == "ekn")]),
-                wgmma_n=bm if swapped else bn)
+                body=("gtk::grp_body", targs + [tag] if tag else targs),
+                wgmma_n=None if tag else bm if swapped else bn,
+                wgmma_f8=(p["dtype"], p["dtype"], bn) if tag else None)
 
 
 # grpv: the CUDA-core grouped decode (gt_grpv.cuh): a CTA of w warps computes r weight rows of
@@ -569,7 +583,8 @@ def expand_grouped(space, archs, used_archs):
                                     dtype=pr["dtype"], layout=pr["layout"], row=spec_i["row"],
                                     threads=spec_i["threads"], smem=spec_i["smem"],
                                     body="%s<%s>(p);" % (tmpl, ", ".join(str(x) for x in targs)),
-                                    wgmma_n=spec_i["wgmma_n"]))
+                                    wgmma_n=spec_i["wgmma_n"],
+                                    wgmma_f8=spec_i.get("wgmma_f8")))
     return out
 
 
@@ -605,7 +620,7 @@ def grouped_files(header, inc, ginsts, archs, files, sources):
         r = i["row"]
         lines.append('    {"%s", %s, %d, %s, %s,' % (
             i["name"], GROUPED_FAMILIES[i["family"]].c_enum, arch_index[i["arch"]],
-            DTYPES[i["dtype"]][0], GROUPED_LAYOUTS[i["layout"]]))
+            GROUPED_DTYPES[i["dtype"]][0], GROUPED_LAYOUTS[i["layout"]]))
         lines.append("     %d, %d, %d, %d, %d, %d, %d, %d}," % (
             r["tile_n"], r["tile_rows"], r["tile_k"], r["stages"], r["splitk"], r["chunks"],
             i["threads"], i["smem"]))
@@ -1014,7 +1029,7 @@ def render(space, space_rel, outdir):
     files["instances_fn.cu"] = fn_file(header, inc, insts, archs)
     wgmma_ns = sorted({i["wgmma_n"] for i in insts + ginsts if i["wgmma_n"]})
     files["wgmma_ss.cuh"] = wgmma_file(header, wgmma_ns)
-    f8_uses = {i["wgmma_f8"] for i in insts if i["wgmma_f8"]}
+    f8_uses = {i["wgmma_f8"] for i in insts + ginsts if i["wgmma_f8"]}
     if f8_uses:
         files["wgmma_f8.cuh"] = wgmma_f8_file(header, f8_uses)
     files["kernels.cmake"] = cmake_file(header, archs, sources)

@@ -106,11 +106,18 @@ bool aligned(const void *p, size_t n) { return ((uintptr_t)p % n) == 0; }
 // 2^40 bytes.
 bool fits32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
+// The operands' bytes per element: 1 for fp8 instances, 2 for bf16.
+int elem_bytes(const gt_grouped_instance_t *in) { return in->dtype == GT_DT_F8E4M3FN ? 1 : 2; }
+
 gt_status_t encode(gt_tmap_t *out, const void *ptr, int rank, const cuuint64_t *dims,
-                   const cuuint64_t *strides_bytes, const cuuint32_t *box, const char *what) {
+                   const cuuint64_t *strides_bytes, const cuuint32_t *box, int es,
+                   const char *what) {
   CUtensorMap map;
   const cuuint32_t estr[3] = {1, 1, 1};
-  CUresult r = g_encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (cuuint32_t)rank, (void *)ptr,
+  // fp8 is moved as bytes (TMA has no fp8 type; wgmma reads the bytes as e4m3).
+  const CUtensorMapDataType dt =
+      es == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  CUresult r = g_encode(&map, dt, (cuuint32_t)rank, (void *)ptr,
                         dims, strides_bytes, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -125,31 +132,33 @@ gt_status_t encode_maps(gt_grouped_kargs_t *k, const gt_grouped_instance_t *in) 
   pthread_once(&g_encode_once, encode_lookup);
   if (!g_encode) return gt_err_set(GT_ERR_UNSUPPORTED, "%s", g_encode_why);
   const gt_grouped_args_t &g = k->g;
+  const int es = elem_bytes(in);
+  const cuuint32_t kbox = (cuuint32_t)(128 / es);  // one 128-byte swizzle row of elements
   // One group: the group stride is never used, but TMA wants a valid one (a multiple of 16
   // bytes), whatever sbg the caller left there.
   const int64_t wstride = in->layout == GT_GROUPED_ENK ? g.sbn : g.sbk;
   const int64_t outer = in->layout == GT_GROUPED_ENK ? g.n : g.k;
-  const cuuint64_t gstride =
-      g.groups == 1 ? (cuuint64_t)((wstride * outer * 2 + 15) / 16 * 16) : (cuuint64_t)g.sbg * 2;
+  const cuuint64_t gstride = g.groups == 1 ? (cuuint64_t)((wstride * outer * es + 15) / 16 * 16)
+                                           : (cuuint64_t)g.sbg * es;
   gt_status_t s;
   if (in->layout == GT_GROUPED_ENK) {
-    // K innermost, then N, then the group: boxes of 64 K x BM weight rows.
+    // K innermost, then N, then the group: boxes of 128 bytes of K x BM weight rows.
     const cuuint64_t dims[3] = {(cuuint64_t)g.k, (cuuint64_t)g.n, (cuuint64_t)g.groups};
-    const cuuint64_t str[2] = {(cuuint64_t)g.sbn * 2, gstride};
-    const cuuint32_t box[3] = {64, (cuuint32_t)in->tile_n, 1};
-    s = encode(&k->tma_w, g.b, 3, dims, str, box, "the [E][N][K] weights");
+    const cuuint64_t str[2] = {(cuuint64_t)g.sbn * es, gstride};
+    const cuuint32_t box[3] = {kbox, (cuuint32_t)in->tile_n, 1};
+    s = encode(&k->tma_w, g.b, 3, dims, str, box, es, "the [E][N][K] weights");
   } else {
-    // N innermost, then K, then the group: boxes of 64 N x 64 K.
+    // N innermost, then K, then the group: boxes of 64 N x 64 K (bf16 only).
     const cuuint64_t dims[3] = {(cuuint64_t)g.n, (cuuint64_t)g.k, (cuuint64_t)g.groups};
-    const cuuint64_t str[2] = {(cuuint64_t)g.sbk * 2, gstride};
+    const cuuint64_t str[2] = {(cuuint64_t)g.sbk * es, gstride};
     const cuuint32_t box[3] = {64, 64, 1};
-    s = encode(&k->tma_w, g.b, 3, dims, str, box, "the [E][K][N] weights");
+    s = encode(&k->tma_w, g.b, 3, dims, str, box, es, "the [E][K][N] weights");
   }
   if (s != GT_OK) return s;
   const cuuint64_t dims[2] = {(cuuint64_t)g.k, (cuuint64_t)g.rows};
-  const cuuint64_t str[1] = {(cuuint64_t)g.lda * 2};
-  const cuuint32_t box[2] = {64, (cuuint32_t)in->tile_rows};
-  return encode(&k->tma_x, g.a, 2, dims, str, box, "the routed rows");
+  const cuuint64_t str[1] = {(cuuint64_t)g.lda * es};
+  const cuuint32_t box[2] = {kbox, (cuuint32_t)in->tile_rows};
+  return encode(&k->tma_x, g.a, 2, dims, str, box, es, "the routed rows");
 }
 
 }  // namespace
@@ -167,8 +176,28 @@ extern "C" gt_status_t gt_grouped_supports(int idx, const gt_grouped_args_t *a) 
     return gt_err_set(GT_ERR_USAGE, "%s: a, b, d and offs are required", in->name);
   if (a->groups < 1 || a->rows < 0 || a->n < 0 || a->k < 0)
     return gt_err_set(GT_ERR_USAGE, "%s: groups >= 1 and non-negative rows, n, k", in->name);
-  if (in->dtype != GT_DT_BF16)
-    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: bf16 only", in->name);
+  // The operands' type is the instance's: bf16, or e4m3 with rowwise scales (gt_grouped_args.h).
+  const bool f8 = in->dtype == GT_DT_F8E4M3FN;
+  if (a->operands != GT_GROUPED_OPERANDS_BF16 && a->operands != GT_GROUPED_OPERANDS_E4M3)
+    return gt_err_set(GT_ERR_USAGE, "%s: operands %d is neither bf16 (0) nor e4m3 (1)", in->name,
+                      (int)a->operands);
+  if (f8 != (a->operands == GT_GROUPED_OPERANDS_E4M3))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s operands, the problem has %s", in->name,
+                      f8 ? "e4m3" : "bf16", f8 ? "bf16" : "e4m3");
+  if (f8) {
+    if (a->bias)
+      return gt_err_set(GT_ERR_UNSUPPORTED, "%s: no bias with fp8 operands", in->name);
+    if (!shape_only && (!a->scale_a || !a->scale_b || !aligned(a->scale_a, 4) ||
+                        !aligned(a->scale_b, 4)))
+      return gt_err_set(GT_ERR_USAGE, "%s: e4m3 operands need 4-byte aligned scale_a and scale_b",
+                        in->name);
+    if (a->groups > 1 && a->sscale_b < a->n)
+      return gt_err_set(GT_ERR_USAGE, "%s: sscale_b %lld < n %lld (the groups' weight scales"
+                        " overlap)", in->name, (long long)a->sscale_b, (long long)a->n);
+  } else if (in->dtype != GT_DT_BF16) {
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: bf16 or e4m3 only", in->name);
+  }
+  const int es = elem_bytes(in), align = 16 / es;  // TMA: 16-byte strides
   const int lay = gt_grouped_layout_of(a);
   if (lay != (int)in->layout)
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: reads %s weights (%s), the problem has sbk %lld"
@@ -177,20 +206,20 @@ extern "C" gt_status_t gt_grouped_supports(int idx, const gt_grouped_args_t *a) 
                       (long long)a->sbn);
   if (a->k == 0)
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: k == 0 (no TMA box to read)", in->name);
-  // TMA: 16-byte aligned bases and strides (8 bf16 elements), 32-bit coordinates.
+  // TMA: 16-byte aligned bases and strides (8 bf16 or 16 e4m3 elements), 32-bit coordinates.
   const int64_t wstride = in->layout == GT_GROUPED_ENK ? a->sbn : a->sbk;
   if (!aligned(a->a, 16) || !aligned(a->b, 16))
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: a or b is not 16-byte aligned (TMA)", in->name);
-  if (a->lda % 8 || wstride % 8 || (a->groups > 1 && a->sbg % 8) || a->lda < a->k ||
+  if (a->lda % align || wstride % align || (a->groups > 1 && a->sbg % align) || a->lda < a->k ||
       wstride <= 0 || a->sbg < 0)
     return gt_err_set(GT_ERR_UNSUPPORTED,
-                      "%s: lda %lld, weight stride %lld and sbg %lld must be multiples of 8"
+                      "%s: lda %lld, weight stride %lld and sbg %lld must be multiples of %d"
                       " elements (TMA's 16-byte strides), lda >= k", in->name, (long long)a->lda,
-                      (long long)wstride, (long long)a->sbg);
+                      (long long)wstride, (long long)a->sbg, align);
   if (a->groups > 1 && a->sbg == 0)
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: sbg 0 (shared weights) is not a TMA tensor",
                       in->name);
-  if (!fits32(a->rows + in->tile_rows) || !fits32(a->n + in->tile_n) || !fits32(a->k + 256))
+  if (!fits32(a->rows + in->tile_rows) || !fits32(a->n + in->tile_n) || !fits32(a->k + 512))
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: rows, n or k beyond TMA's 32-bit coordinates",
                       in->name);
   if (!aligned(a->d, 2) || (a->bias && !aligned(a->bias, 2)) || a->ldd < a->n)

@@ -4,7 +4,9 @@
  * build only (gt_grouped.cu).
  *
  * Names: gt_<arch>_<family>_<dtype>_<layout>_t<BM>x<BN>x<BK>_s<S>_ks<KS>, the kernel's symbol too,
- * so a CUPTI trace names the instance that ran (gt_sm90_grpd_bf16_enk_t128x16x128_s4_ks2).
+ * so a CUPTI trace names the instance that ran (gt_sm90_grpd_bf16_enk_t128x16x128_s4_ks2; dtype
+ * e4m3: fp8 operands with rowwise scales and a bf16 D, torch's f8f8bf16_grouped_mm, BK in
+ * elements).
  * Families: grpd (decode: a CTA streams BM weight rows of one group once per BN routed rows, the
  * weight rows as wgmma's M; 1-64 rows per group), grpp (prefill: BN = 64 or 128 routed rows
  * as wgmma's M times BM weight rows) and grpv (decode on CUDA cores, gt_grpv.cuh: a CTA of W
@@ -46,7 +48,8 @@ typedef struct gt_grouped_instance {
   const char *name;
   gt_grouped_family_t family;
   int arch;          /* row of gt_karchs[] (gt_kernel_arch.h) */
-  gt_dtype_t dtype;  /* of A, B, D and bias (bf16) */
+  gt_dtype_t dtype;  /* of A and B: bf16 (D and bias bf16 too), or f8e4m3fn (grpd: D bf16,
+                        rowwise scales; gt_grouped_args.h) */
   gt_grouped_layout_t layout;
   int tile_n;        /* BM: weight rows (output columns) per CTA (grpv: per chunk) */
   int tile_rows;     /* BN: routed rows per CTA */

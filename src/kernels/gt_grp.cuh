@@ -31,6 +31,12 @@
 //   weight slice in shared memory feeds BN rows, so BM x BN = 256 x 128 reads each weight byte
 //   from shared memory once per 128 rows.
 //
+// fp8 (TO e4m3, decode orientation and enk weights only: fp8 wgmma reads both operands K-major):
+// the same ring and pipeline on 1-byte elements, as gt_wgf8.cuh does for the dense family. A
+// 128-byte swizzle row is 128 elements of K, so a box is 128 K x rows and an instruction is
+// m64nBNk32 (the same 32-byte step along a row as bf16's k16); the store scales each fp32 sum by
+// the row's scale_a and the group's scale_b of the column before rounding it to bf16.
+//
 // Weight layouts (WMN): enk (sbk == 1, the [E][N][K] nn.Linear stack seen transposed) is
 // K-major, read in boxes of 64 K x BM rows; ekn (sbn == 1, a [E][K][N] stack) is N-major, read
 // in 64 x 64 boxes and fed to wgmma with its transpose bit (gt_wg.cuh's M-major path).
@@ -43,8 +49,14 @@
 #include "gt_grouped_kargs.h"
 #include "gt_grp_slot.cuh"
 #include "gt_wg.cuh"
+#include "gt_wgf8.cuh"
 
 namespace gtk {
+
+// Whether an operand tag is an fp8 type (1-byte elements, wgmma_f8).
+template <typename X> struct grp_f8 { static constexpr bool value = false; };
+template <> struct grp_f8<e4m3> { static constexpr bool value = true; };
+template <> struct grp_f8<e5m2> { static constexpr bool value = true; };
 
 // mbarrier wait with a bound: traps after ~2^32 cycles (about 2 s at 1.98 GHz).
 __device__ __forceinline__ void grp_wait(uint32_t bar, uint32_t parity) {
@@ -84,15 +96,16 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *tmap, uint
 }
 
 // The producer lane: streams nk BK-wide slices of the group's BM weight rows from n0 and of the
-// BN routed rows from r0, starting at K kbeg, into the S-stage ring at `base`.
-template <int BM, int BN, int BK, int S, bool WMN>
+// BN routed rows from r0, starting at K kbeg, into the S-stage ring at `base`. ES: bytes per
+// element (2, or 1 for fp8: a box is then 128 elements of K, still 128 bytes).
+template <int BM, int BN, int BK, int S, bool WMN, int ES = 2>
 __device__ __forceinline__ void grp_produce(const gt_grouped_kargs_t &p, uint32_t base,
                                             uint32_t full0, uint32_t empty0, int grp, int n0,
                                             int r0, int64_t kbeg, int nk) {
-  constexpr int BOX = 64, NBOX = BK / BOX;
-  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  constexpr int BOX = 128 / ES, NBOX = BK / BOX;
+  constexpr uint32_t A_BOX = BM * BOX * ES, B_BOX = BN * BOX * ES;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
-  constexpr int MBOX = 64 * BOX * 2;  // bytes of one 64 x 64 box (ekn weights)
+  constexpr int MBOX = 64 * BOX * ES;  // bytes of one 64 x 64 box (ekn weights)
   const void *tw = &p.tma_w, *tx = &p.tma_x;  // prefetched by grp_body before the wait
   const uint64_t evict_first = l2_evict_first_policy();
   for (int it = 0; it < nk; it++) {
@@ -122,11 +135,12 @@ __device__ __forceinline__ void grp_produce(const gt_grouped_kargs_t &p, uint32_
 }
 
 // Writes this cluster rank's share of the output tile: the KS fp32 partials red[row][column]
-// (row stride BM + 4) summed in rank order, plus the group's bias, for the tile's columns below
-// n and its rows below the group's end rend. Eight columns per thread and one 16-byte store where
-// D (and the bias) allow it, so a prefill tile's 32K outputs do not cost more than a few slices of
-// the main loop; element by element otherwise, and at the N tail.
-template <typename T, int BM, int BN, int KS>
+// (row stride BM + 4) summed in rank order, scaled by scale_a[row] * scale_b[group][column] when
+// F8, plus the group's bias, for the tile's columns below n and its rows below the group's end
+// rend. Eight columns per thread and one 16-byte store where D (and the bias) allow it, so a
+// prefill tile's 32K outputs do not cost more than a few slices of the main loop; element by
+// element otherwise, and at the N tail.
+template <typename T, int BM, int BN, int KS, bool F8 = false>
 __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red, int grp, int n0,
                                           int r0, int64_t rend) {
   namespace cg = cooperative_groups;
@@ -157,6 +171,12 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
         v[4] += x1.x, v[5] += x1.y, v[6] += x1.z, v[7] += x1.w;
       }
       const bool whole = col + V <= g.n;
+      if constexpr (F8) {
+        const float sa = __ldg(g.scale_a + row);
+        const float *sb = g.scale_b + (int64_t)grp * g.sscale_b + col;
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] *= sa * (whole || col + j < g.n ? __ldg(sb + j) : 0.f);
+      }
       if (gbias) {
         if (whole) {
           const uint4 bv = *reinterpret_cast<const uint4 *>(gbias + col);
@@ -194,23 +214,30 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
       const float *q = KS > 1 ? cluster.map_shared_rank(red, (unsigned)src) : red;
       sum += q[trow * RS + wrow];
     }
+    if constexpr (F8)
+      sum *= __ldg(g.scale_a + row) * __ldg(g.scale_b + (int64_t)grp * g.sscale_b + col);
     if (gbias) sum += T::to_f(gbias[col]);
     D[row * g.ldd + col] = T::from_f(sum);
   }
 }
 
-// T: element type; BM weight rows (output columns) x BN routed rows x BK per slice; S stages; KS
-// splits of K in one cluster; SW: the prefill orientation (see the top of the file); WMN: ekn
-// weights (N-major).
-template <typename T, int BM, int BN, int BK, int S, int KS, bool SW, bool WMN>
+// T: D's element type (and the operands' when TO is T); BM weight rows (output columns) x BN
+// routed rows x BK per slice; S stages; KS splits of K in one cluster; SW: the prefill
+// orientation (see the top of the file); WMN: ekn weights (N-major); TO: the operand type, T or
+// an fp8 tag (gtk::e4m3: decode orientation, enk weights, rowwise scales in the store).
+template <typename T, int BM, int BN, int BK, int S, int KS, bool SW, bool WMN, typename TO = T>
 __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   namespace cg = cooperative_groups;
-  constexpr int BOX = 64;         // one 128-byte swizzle row of 16-bit elements
+  constexpr bool F8 = grp_f8<TO>::value;
+  static_assert(!F8 || (!SW && !WMN), "fp8 grouped: decode orientation, K-major weights only");
+  constexpr int ES = F8 ? 1 : 2;  // bytes per operand element
+  constexpr int BOX = 128 / ES;   // one 128-byte swizzle row of elements
   constexpr int NBOX = BK / BOX;  // boxes per slice along K
+  constexpr int KSTEPS = BK * ES / 32;  // 32-byte K steps per slice (k16 bf16, k32 fp8)
   constexpr int NWG = SW ? BN / 64 : 1;  // consumer warpgroups
   constexpr int MB = SW ? 1 : BM / 64;   // m64 blocks of weight rows (decode)
   constexpr int R = SW ? BM / 2 : BN / 2;  // accumulator registers per thread per block
-  constexpr uint32_t A_BOX = BM * BOX * 2, B_BOX = BN * BOX * 2;
+  constexpr uint32_t A_BOX = BM * BOX * ES, B_BOX = BN * BOX * ES;
   constexpr uint32_t A_BYTES = NBOX * A_BOX, STAGE = A_BYTES + NBOX * B_BOX;
   constexpr int RS = BM + 4;  // row stride of the fp32 partial tile (no bank conflicts)
   constexpr int KSTEP_A = WMN ? 2048 : 32;
@@ -269,7 +296,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   const int wgi = warp / 4;
   if (warp == PRODUCER) {
     if (lane == 0)
-      grp_produce<BM, BN, BK, S, WMN>(p, base, full0, empty0, grp, n0, r0, kbeg, nk);
+      grp_produce<BM, BN, BK, S, WMN, ES>(p, base, full0, empty0, grp, n0, r0, kbeg, nk);
   } else {
     for (int it = 0; it < nk; it++) {
       const int s = it % S;
@@ -277,10 +304,14 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
       const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
       wg_fence();
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; kk++) {
+      for (int kk = 0; kk < KSTEPS; kk++) {
         const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * KSTEP_A;
         const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
-        if constexpr (SW) {
+        if constexpr (F8) {
+#pragma unroll
+          for (int mb = 0; mb < MB; mb++)
+            wgmma_f8<TO, TO, BN>::mma(acc[mb], wg_desc(ka + mb * 64 * 128), wg_desc(kb));
+        } else if constexpr (SW) {
           // This warpgroup's 64 routed rows (8192 bytes of K-major rows) times all BM weights.
           wgmma_ss<T, BM>::template mma<0, WMN>(acc[0], wg_desc(kb + wgi * 64 * 128),
                                                  WMN ? wg_desc_mn(ka) : wg_desc(ka));
@@ -320,7 +351,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   else
     __syncthreads();
 
-  grp_store<T, BM, BN, KS>(g, red, grp, n0, r0, sl.rend);
+  grp_store<T, BM, BN, KS, F8>(g, red, grp, n0, r0, sl.rend);
   // No CTA leaves while a peer may still read its partial.
   if (KS > 1) cluster.sync();
 }

@@ -7,7 +7,13 @@
  * split-K, one instance captured into a CUDA graph and replayed after offs was rewritten on the
  * device: the replay must follow the new routing. Then the path the shim takes for a DB row: the
  * grouped provider rebuilds every instance from a grouped_mm key (gt_grouped_key of a torch-style
- * call, no operand pointers yet), prepares and runs it with the call's operands. Exits 77 without an sm_90 device; a kernel
+ * call, no operand pointers yet), prepares and runs it with the call's operands. The e4m3
+ * instances (torch's f8f8bf16_grouped_mm: fp8 operands, one fp32 scale per routed row and one per
+ * group and output column, bf16 D) run the enk cases without bias against the fp64 product of
+ * the dequantized operands: the row scales and every group's column scales all differ, so a
+ * kernel that ignores a scale, applies a row scale to columns or reads another group's scales
+ * fails; a bf16 problem is refused by an e4m3 instance and the other way round, as are an fp8
+ * call without scales and one with a bias. Exits 77 without an sm_90 device; a kernel
  * that hangs traps after its bounded waits (gt_grp.cuh), and CTest gives the test a timeout. */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +23,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/gt_dtype.h"
 #include "core/gt_grouped_key.h"
 #include "kernels/gt_grouped.h"
 #include "providers/gt_provider.h"
@@ -46,6 +53,9 @@ static const gcase_t k_cases[] = {
     {"all_empty", 4, {0, 0, 0, 0}, 8, 128, 128, 0, 0, 0, 1},
     /* N not a multiple of 8 with ldd one: the vector store's partial last vector */
     {"n_tail_vector_store_bias", 3, {20, 0, 37}, 3, 100, 196, 4, 4, 4, 1},
+    /* K a multiple of 16 (e4m3's TMA strides) but not of any BK, empty first and last groups,
+     * padded strides, an odd ldd (the element-by-element store) */
+    {"k_tail_odd_ldd", 5, {0, 7, 33, 1, 0}, 6, 200, 688, 16, 32, 5, 0},
 };
 #define NCASES (sizeof k_cases / sizeof k_cases[0])
 
@@ -84,6 +94,11 @@ typedef struct prob {
   uint16_t *hx, *hw, *hb;
   void *dx, *dw, *dd, *db;
   int32_t *doffs;
+  /* e4m3 operands (prob_make_f8): the bytes, the scales on the host and the device */
+  int f8;
+  uint8_t *hx8, *hw8;
+  float *hsa, *hsb;
+  void *dsa, *dsb;
 } prob_t;
 
 static void prob_make(prob_t *p, const gcase_t *c, int layout) {
@@ -139,15 +154,51 @@ static void prob_make(prob_t *p, const gcase_t *c, int layout) {
   a->bias = c->bias ? p->db : NULL;
 }
 
+/* The case with e4m3 operands ([E][N][K] weights, no bias): random bytes of values in [-2, 2],
+ * a scale per routed row in [0.25, 1.25] and per group and column in [0.5, 2.5], each distinct,
+ * so no scale can be mistaken for another. The bf16 operand buffers are replaced by the bytes. */
+static void prob_make_f8(prob_t *p, const gcase_t *c) {
+  gcase_t nb = *c;
+  nb.bias = 0;
+  prob_make(p, &nb, GT_GROUPED_ENK);
+  gt_grouped_args_t *a = &p->a;
+  p->f8 = 1;
+  a->operands = GT_GROUPED_OPERANDS_E4M3;
+  a->sscale_b = a->n + 4; /* padded: the group stride of scale_b is not n */
+  p->hx8 = malloc(p->xsz);
+  p->hw8 = malloc(p->wsz);
+  for (int64_t i = 0; i < p->xsz; i++) p->hx8[i] = gt_f32_to_e4m3fn(2.0f * frand());
+  for (int64_t i = 0; i < p->wsz; i++) p->hw8[i] = gt_f32_to_e4m3fn(2.0f * frand());
+  p->hsa = malloc(a->rows * sizeof(float));
+  p->hsb = malloc(a->sscale_b * a->groups * sizeof(float));
+  for (int64_t r = 0; r < a->rows; r++) p->hsa[r] = 0.75f + 0.5f * frand();
+  for (int64_t i = 0; i < a->sscale_b * a->groups; i++) p->hsb[i] = 1.5f + frand();
+  CK(cudaMemcpy(p->dx, p->hx8, p->xsz, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(p->dw, p->hw8, p->wsz, cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&p->dsa, a->rows * sizeof(float) + 16));
+  CK(cudaMalloc(&p->dsb, a->sscale_b * a->groups * sizeof(float)));
+  CK(cudaMemcpy(p->dsa, p->hsa, a->rows * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(p->dsb, p->hsb, a->sscale_b * a->groups * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize()); /* see prob_make */
+  a->scale_a = p->dsa;
+  a->scale_b = p->dsb;
+}
+
 static void prob_free(prob_t *p) {
   free(p->hx);
   free(p->hw);
   free(p->hb);
+  free(p->hx8);
+  free(p->hw8);
+  free(p->hsa);
+  free(p->hsb);
   cudaFree(p->dx);
   cudaFree(p->dw);
   cudaFree(p->dd);
   cudaFree(p->db);
   cudaFree(p->doffs);
+  cudaFree(p->dsa);
+  cudaFree(p->dsb);
 }
 
 static void fill_sentinel(prob_t *p) {
@@ -167,8 +218,15 @@ static double *reference(const prob_t *p, const int32_t *offs) {
     for (int64_t r = beg; r < offs[g]; r++)
       for (int64_t n = 0; n < a->n; n++) {
         double v = 0;
-        for (int64_t k = 0; k < a->k; k++)
-          v += bf2d(p->hx[r * a->lda + k]) * bf2d(p->hw[g * a->sbg + k * a->sbk + n * a->sbn]);
+        if (p->f8) {
+          for (int64_t k = 0; k < a->k; k++)
+            v += (double)gt_e4m3fn_to_f32(p->hx8[r * a->lda + k]) *
+                 (double)gt_e4m3fn_to_f32(p->hw8[g * a->sbg + k * a->sbk + n * a->sbn]);
+          v *= (double)p->hsa[r] * (double)p->hsb[g * a->sscale_b + n];
+        } else {
+          for (int64_t k = 0; k < a->k; k++)
+            v += bf2d(p->hx[r * a->lda + k]) * bf2d(p->hw[g * a->sbg + k * a->sbk + n * a->sbn]);
+        }
         if (a->bias) v += bf2d(p->hb[g * a->sbias + n]);
         ref[r * a->n + n] = v;
       }
@@ -192,7 +250,10 @@ static long check(const prob_t *p, const int32_t *offs, const double *refs, cons
       for (int64_t n = 0; n < a->n; n++) {
         const double ref = refs[r * a->n + n];
         const double got = bf2d(h[r * a->ldd + n]);
-        const double tol = 0.008 * fabs(ref) + 2e-3 * sqrt((double)a->k);
+        /* fp8: the same bound on the unscaled sum (products of +-2 values: 4x bf16's +-1),
+         * times the element's two scales. */
+        const double sc = p->f8 ? 4.0 * p->hsa[r] * p->hsb[g * a->sscale_b + n] : 1.0;
+        const double tol = 0.008 * fabs(ref) + 2e-3 * sqrt((double)a->k) * sc;
         if (!(fabs(got - ref) <= tol)) {
           if (!bad)
             fprintf(stderr, "  %s: group %d row %lld col %lld: got %g, want %g\n", what, g,
@@ -226,14 +287,17 @@ static void report(int ok, const char *inst, const char *what) {
   }
 }
 
-/* Every instance of the layout on case c. */
-static void run_case(const gcase_t *c, int layout, int *ran) {
+/* Every instance of the layout (and of the operands: f8 the e4m3 ones) on case c. */
+static void run_case(const gcase_t *c, int layout, int f8, int *ran) {
   prob_t p;
-  prob_make(&p, c, layout);
+  if (f8)
+    prob_make_f8(&p, c);
+  else
+    prob_make(&p, c, layout);
   double *ref = reference(&p, p.offs);
   for (size_t i = 0; i < gt_grouped_instance_count; i++) {
     const gt_grouped_instance_t *in = &gt_grouped_instances[i];
-    if ((int)in->layout != layout) continue;
+    if ((int)in->layout != layout || (in->dtype == GT_DT_F8E4M3FN) != (p.f8 != 0)) continue;
     if (gt_grouped_supports((int)i, &p.a) != GT_OK) {
       fprintf(stderr, "  %s refuses %s: %s\n", in->name, c->name, gt_err_msg());
       continue;
@@ -242,7 +306,8 @@ static void run_case(const gcase_t *c, int layout, int *ran) {
     gt_status_t s = gt_grouped_launch(in->name, &p.a, NULL, 0, 0);
     cudaError_t e = cudaDeviceSynchronize();
     char what[160];
-    snprintf(what, sizeof what, "%s (%s)", c->name, layout == GT_GROUPED_ENK ? "enk" : "ekn");
+    snprintf(what, sizeof what, "%s (%s)", c->name,
+             f8 ? "e4m3, rowwise scales" : layout == GT_GROUPED_ENK ? "enk" : "ekn");
     if (s != GT_OK || e != cudaSuccess) {
       fprintf(stderr, "  %s on %s: launch %s, sync %s\n", in->name, what,
               s != GT_OK ? gt_err_msg() : "ok", cudaGetErrorString(e));
@@ -263,7 +328,10 @@ static void run_graph(int idx) {
   const gt_grouped_instance_t *in = &gt_grouped_instances[idx];
   const gcase_t c = {"graph", 6, {5, 0, 9, 2, 0, 14}, 4, 264, 512, 0, 0, 0, 1};
   prob_t p;
-  prob_make(&p, &c, in->layout);
+  if (in->dtype == GT_DT_F8E4M3FN)
+    prob_make_f8(&p, &c);
+  else
+    prob_make(&p, &c, in->layout);
   const int32_t offs2[6] = {0, 11, 11, 12, 30, 30}; /* same 30 rows, other groups */
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -336,7 +404,7 @@ static void run_provider_path(void) {
   int rebuilt = 0;
   for (size_t i = 0; i < gt_grouped_instance_count; i++) {
     const gt_grouped_instance_t *in = &gt_grouped_instances[i];
-    if (in->layout != GT_GROUPED_ENK) continue;
+    if (in->layout != GT_GROUPED_ENK || in->dtype != GT_DT_BF16) continue;
     gt_candidate_t cand;
     void *st = NULL;
     size_t ws = 0;
@@ -390,18 +458,23 @@ int main(void) {
     return 77;
   }
   int *ran = calloc(gt_grouped_instance_count, sizeof *ran);
-  for (size_t c = 0; c < NCASES; c++)
+  for (size_t c = 0; c < NCASES; c++) {
     for (int layout = GT_GROUPED_ENK; layout <= GT_GROUPED_EKN; layout++)
-      run_case(&k_cases[c], layout, ran);
+      run_case(&k_cases[c], layout, 0, ran);
+    /* e4m3 needs K and the strides in multiples of 16 bytes: the cases whose K is */
+    if (k_cases[c].k % 16 == 0 && k_cases[c].pad_a % 16 == 0 && k_cases[c].pad_w % 16 == 0)
+      run_case(&k_cases[c], GT_GROUPED_ENK, 1, ran);
+  }
   for (size_t i = 0; i < gt_grouped_instance_count; i++)
     report(ran[i] > 0, gt_grouped_instances[i].name, "ran on at least one case");
-  /* One instance per (family, split-K, layout) in a graph. */
+  /* One instance per (family, split-K, layout, operands) in a graph. */
   for (size_t i = 0; i < gt_grouped_instance_count; i++) {
     int first = 1;
     for (size_t j = 0; j < i; j++)
       if (gt_grouped_instances[j].family == gt_grouped_instances[i].family &&
           (gt_grouped_instances[j].splitk > 1) == (gt_grouped_instances[i].splitk > 1) &&
-          gt_grouped_instances[j].layout == gt_grouped_instances[i].layout)
+          gt_grouped_instances[j].layout == gt_grouped_instances[i].layout &&
+          gt_grouped_instances[j].dtype == gt_grouped_instances[i].dtype)
         first = 0;
     if (first) run_graph((int)i);
   }
@@ -415,6 +488,34 @@ int main(void) {
                strstr(gt_err_msg(), "sbk == 1") != NULL,
            "gt_grouped_supports", "an [E][K][N] problem is refused by an enk instance");
     prob_free(&p);
+  }
+  /* The operands are the instance's: each refuses the other's problem, and an e4m3 call without
+   * its scales or with a bias is refused with the reason. */
+  {
+    const int bf = gt_grouped_find("gt_sm90_grpd_bf16_enk_t128x8x128_s4_ks1");
+    const int f8 = gt_grouped_find("gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks1");
+    report(f8 >= 0, "gt_grouped_find", "the e4m3 instance t64x8x512_s4_ks1 is in the table");
+    prob_t p, q;
+    prob_make(&p, &k_cases[0], GT_GROUPED_ENK);
+    prob_make_f8(&q, &k_cases[1]);
+    report(f8 >= 0 && gt_grouped_supports(f8, &p.a) == GT_ERR_UNSUPPORTED &&
+               strstr(gt_err_msg(), "e4m3 operands, the problem has bf16") != NULL,
+           "gt_grouped_supports", "a bf16 problem is refused by an e4m3 instance");
+    report(bf >= 0 && gt_grouped_supports(bf, &q.a) == GT_ERR_UNSUPPORTED &&
+               strstr(gt_err_msg(), "bf16 operands, the problem has e4m3") != NULL,
+           "gt_grouped_supports", "an e4m3 problem is refused by a bf16 instance");
+    gt_grouped_args_t noscale = q.a;
+    noscale.scale_b = NULL;
+    report(f8 >= 0 && gt_grouped_supports(f8, &noscale) == GT_ERR_USAGE &&
+               strstr(gt_err_msg(), "scale_a and scale_b") != NULL,
+           "gt_grouped_supports", "an e4m3 problem without scale_b is refused");
+    gt_grouped_args_t withbias = q.a;
+    withbias.bias = q.db;
+    report(f8 >= 0 && gt_grouped_supports(f8, &withbias) == GT_ERR_UNSUPPORTED &&
+               strstr(gt_err_msg(), "no bias") != NULL,
+           "gt_grouped_supports", "an e4m3 problem with a bias is refused");
+    prob_free(&p);
+    prob_free(&q);
   }
   free(ran);
   printf("%d passed, %d failed\n", g_pass, g_fail);

@@ -27,7 +27,21 @@ def load_lib(path):
     lib.gtgb_supports.restype = ctypes.c_int
     lib.gtgb_launch.argtypes = common + [ctypes.c_uint64]
     lib.gtgb_launch.restype = ctypes.c_int
+    # The e4m3 forms (rowwise scales, bf16 out), where the library has them.
+    if hasattr(lib, "gtgb_launch_f8"):
+        lib.gtgb_operands.argtypes = [ctypes.c_int]
+        lib.gtgb_operands.restype = ctypes.c_int
+        f8 = ([ctypes.c_int] + [ctypes.c_uint64] * 6 + [ctypes.c_int64] * 8 + [ctypes.c_int32])
+        lib.gtgb_supports_f8.argtypes = f8
+        lib.gtgb_supports_f8.restype = ctypes.c_int
+        lib.gtgb_launch_f8.argtypes = f8 + [ctypes.c_uint64]
+        lib.gtgb_launch_f8.restype = ctypes.c_int
     return lib
+
+
+def operands_of(lib, idx):
+    """0 for a bf16 instance, 1 for an e4m3 one (rowwise scales); 0 for a library without them."""
+    return lib.gtgb_operands(idx) if hasattr(lib, "gtgb_operands") else 0
 
 
 def rel_err(out, ref, used):

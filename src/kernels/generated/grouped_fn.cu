@@ -44,6 +44,21 @@ __global__ void gt_sm90_grpd_bf16_ekn_t128x8x128_s4_ks2(const __grid_constant__ 
 __global__ void gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpd_bf16_ekn_t128x64x64_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks4(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x8x256_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x8x256_s6_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t128x8x256_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t128x8x256_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t128x16x256_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t128x16x256_s4_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x16x512_s3_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x16x512_s3_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x32x512_s3_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t64x32x512_s3_ks2(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t128x32x256_s4_ks1(const __grid_constant__ gt_grouped_kargs_t p);
+__global__ void gt_sm90_grpd_e4m3_enk_t128x64x128_s6_ks1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c1(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c4(const __grid_constant__ gt_grouped_kargs_t p);
 __global__ void gt_sm90_grpv_bf16_enk_t4x1x512_w4_c8(const __grid_constant__ gt_grouped_kargs_t p);
@@ -117,6 +132,21 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks1,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x32x128_s4_ks2,
     (const void *)gt_sm90_grpd_bf16_ekn_t128x64x64_s6_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks2,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x8x512_s4_ks4,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x8x256_s6_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x8x256_s6_ks2,
+    (const void *)gt_sm90_grpd_e4m3_enk_t128x8x256_s4_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t128x8x256_s4_ks2,
+    (const void *)gt_sm90_grpd_e4m3_enk_t128x16x256_s4_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t128x16x256_s4_ks2,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x16x512_s3_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x16x512_s3_ks2,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x32x512_s3_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t64x32x512_s3_ks2,
+    (const void *)gt_sm90_grpd_e4m3_enk_t128x32x256_s4_ks1,
+    (const void *)gt_sm90_grpd_e4m3_enk_t128x64x128_s6_ks1,
     (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c1,
     (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c4,
     (const void *)gt_sm90_grpv_bf16_enk_t4x1x512_w4_c8,
@@ -145,5 +175,5 @@ const void *const gt_grouped_fns[] = {
     (const void *)gt_sm90_grpp_bf16_enk_t256x64x64_s5_ks1,
     (const void *)gt_sm90_grpp_bf16_enk_t192x128x64_s4_ks1,
 };
-const size_t gt_grouped_fn_count = 68;
+const size_t gt_grouped_fn_count = 83;
 }  // extern "C"

@@ -209,6 +209,10 @@ set(GT_KERNEL_SOURCES_sm90
     grpd_bf16_8.cu
     grpd_bf16_9.cu
     grpd_bf16_10.cu
+    grpd_e4m3_0.cu
+    grpd_e4m3_1.cu
+    grpd_e4m3_2.cu
+    grpd_e4m3_3.cu
     grpv_bf16_0.cu
     grpv_bf16_1.cu
     grpv_bf16_2.cu

@@ -18,8 +18,8 @@
 // trivially copyable, so the Itanium C++ ABI passes each by the address of a temporary the caller
 // owns and destroys; at::Tensor& is an address too. The definition below is therefore the mangled
 // function itself, and forwarding passes the same addresses on. f8f8bf16_grouped_mm (fp8 rowwise)
-// is defined the same way: its calls are keyed and recorded (marked: no own fp8 grouped kernel
-// yet) and always run torch's function.
+// is defined the same way: its calls are keyed and recorded (marked: the grouped key and race
+// take no scales yet, though own e4m3 grouped kernels exist) and always run torch's function.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -291,7 +291,7 @@ gt_torchmm_f8f8bf16_grouped_mm(void *mat_a, void *mat_b, void *scale_a, void *sc
   pthread_once(&g_once, resolve);
   const bridge &b = g_bridge;
   if (!b.original_f8) return; // torch's own definition is not loaded: nothing can run this call
-  // Recorded under its key, marked: no own fp8 grouped kernel serves it yet.
+  // Recorded under its key, marked: not tuned yet (the key takes no scales).
   int r = ask_shim(b, "f8f8bf16_grouped_mm", mat_a, mat_b, offs, bias, out);
   if (r == GEMMTUNE_GROUPED_SERVED) return; // never, while the key is marked
   b.original_f8(mat_a, mat_b, scale_a, scale_b, offs, bias, use_fast_accum, out);
