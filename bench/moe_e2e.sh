@@ -15,12 +15,14 @@
 #
 # Usage: bash bench/moe_e2e.sh BUILD OUTDIR
 # Environment: FAMILIES (default "mixtral qwen3_moe"), BATCHES (1,16), REPS (50), TUNE_ARGS,
-# VERIFY_ARGS (e.g. "--runs 3": fewer end-to-end pairs).
+# VERIFY_ARGS (e.g. "--runs 3": fewer end-to-end pairs), MODEL (the client: default
+# bench/moe_e2e.py; bench/moe_fp8_client.py is an fp8 MoE layer on torch._scaled_grouped_mm with
+# rowwise scales, FAMILIES deepseek_v3, qwen3_moe or mixtral).
 set -uo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 bench_setup moe_e2e.sh "$@"
-MODEL=$root/bench/moe_e2e.py
+MODEL=${MODEL:-$root/bench/moe_e2e.py}
 BATCHES=${BATCHES:-1,16}
 REPS=${REPS:-50}
 BRIDGE=$BUILD/libgemmtune_torchmm.so

@@ -69,6 +69,60 @@ static void test_key_mapping(void **st) {
   assert_true(gt_problem_flops(&p) == 2.0 * 14336 * 32 * 4096);
 }
 
+/* torch._scaled_grouped_mm with rowwise scales (f8f8bf16_grouped_mm): e4m3 operands, the
+ * weights' scale per group and column (BLAS A's rows: outer) and the rows' (BLAS B's columns:
+ * outer) in the key, fast accumulation as asked; scales of another layout, another fp8 type and
+ * N-contiguous fp8 weights are keyed and marked with the reason. */
+static gt_grouped_call_t fp8_call(int64_t rows, int64_t groups, int64_t n, int64_t k) {
+  gt_grouped_call_t c = linear_call(rows, groups, n, k);
+  c.entry = "f8f8bf16_grouped_mm";
+  c.a_type = c.b_type = GT_DT_F8E4M3FN;
+  c.fp8_scaled = c.scales_rowwise = true;
+  return c;
+}
+
+static void test_fp8_key(void **st) {
+  (void)st;
+  gt_grouped_call_t c = fp8_call(16, 256, 4096, 7168);
+  gt_problem_t p;
+  gt_cublas_mark_t mk;
+  assert_int_equal(gt_grouped_key(&c, "sm_90", 132, &p, &mk), GT_OK);
+  assert_string_equal(mk.why, "");
+  char key[1024];
+  gt_problem_format_key(&p, key, sizeof key);
+  assert_non_null(strstr(key, "op=grouped_mm,a_type=f8e4m3fn,b_type=f8e4m3fn,c_type=bf16,"
+                              "d_type=bf16,"));
+  assert_non_null(strstr(key, ",scale_a=outer_f32,scale_b=outer_f32"));
+  assert_int_equal(p.fast_accum, false);
+  c.fast_accum = true;
+  assert_int_equal(gt_grouped_key(&c, "sm_90", 132, &p, &mk), GT_OK);
+  assert_int_equal(p.fast_accum, true);
+  /* The text form reads back to the same key (the DB and the shapes file carry it). */
+  gt_problem_format_key(&p, key, sizeof key);
+  gt_problem_t back;
+  assert_int_equal(gt_problem_parse_key(key, &back), GT_OK);
+  assert_true(gt_problem_equal(&p, &back));
+  static const struct {
+    const char *name, *why;
+  } marks[] = {
+      {"scales of another layout", "scales other than fp32 rowwise"},
+      {"a type other than e4m3", "only e4m3 x e4m3 -> bf16"},
+      {"fp8 weights N-contiguous", "K-contiguous"},
+  };
+  for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+    gt_grouped_call_t m = fp8_call(16, 8, 1024, 512);
+    switch (i) {
+      case 0: m.scales_rowwise = false; break;
+      case 1: m.a_type = GT_DT_F64; break; /* what the bridge reads an e5m2 tensor as */
+      case 2: m.b_k_stride = 1024; m.b_n_stride = 1; break;
+    }
+    if (gt_grouped_key(&m, "sm_90", 132, &p, &mk) != GT_OK)
+      fail_msg("%s: not keyed: %s", marks[i].name, gt_err_msg());
+    if (!strstr(mk.why, marks[i].why) || strchr(mk.why, ','))
+      fail_msg("%s: mark '%s', want '%s' without commas", marks[i].name, mk.why, marks[i].why);
+  }
+}
+
 static void test_marks(void **st) {
   (void)st;
   static const struct {
@@ -221,7 +275,7 @@ int main(void) {
       cmocka_unit_test(test_rows_bucket),       cmocka_unit_test(test_key_mapping),
       cmocka_unit_test(test_marks),             cmocka_unit_test(test_key_text_round_trip),
       cmocka_unit_test(test_even_offs),         cmocka_unit_test(test_db_round_trip),
-      cmocka_unit_test(test_capture_round_trip),
+      cmocka_unit_test(test_capture_round_trip), cmocka_unit_test(test_fp8_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,12 +77,22 @@ gt_status_t gt_grouped_key(const gt_grouped_call_t *c, const char *arch, int sm_
   /* The reasons, most fundamental first: the first one is what `capture` shows. */
   if (!c->a_2d || !c->b_3d) mark(&mk, "%s: only the 2-D x 3-D (MoE) form is tuned", entry);
   if (!c->has_offs) mark(&mk, "%s: no offs (the batched form)", entry);
-  if (c->fp8_scaled)
-    mark(&mk, "%s: fp8 scaled grouped GEMM: not tuned yet (the key and race take no scales; own "
-         "e4m3 kernels exist)", entry);
-  if (c->a_type != GT_DT_BF16 || c->b_type != GT_DT_BF16 || c->out_type != GT_DT_BF16)
+  if (c->fp8_scaled) {
+    if (c->a_type != GT_DT_F8E4M3FN || c->b_type != GT_DT_F8E4M3FN || c->out_type != GT_DT_BF16)
+      mark(&mk, "%s: types %s x %s -> %s: only e4m3 x e4m3 -> bf16 is tuned", entry,
+           gt_dtype_name(c->a_type), gt_dtype_name(c->b_type), gt_dtype_name(c->out_type));
+    if (!c->scales_rowwise)
+      mark(&mk, "%s: scales other than fp32 rowwise ([rows] and [groups][N] contiguous)", entry);
+    /* The key states the scales only on fp8 operands (a marked call of other types keeps
+     * none, as the key's validation requires). */
+    if (gt_dtype_is_fp8(p.a_type)) p.scale_a = GT_SCALE_OUTER;
+    if (gt_dtype_is_fp8(p.b_type)) p.scale_b = GT_SCALE_OUTER;
+    p.fast_accum = c->fast_accum && (gt_dtype_is_fp8(p.a_type) || gt_dtype_is_fp8(p.b_type));
+  } else if (c->a_type != GT_DT_BF16 || c->b_type != GT_DT_BF16 ||
+             c->out_type != GT_DT_BF16) {
     mark(&mk, "%s: types %s x %s -> %s: only bf16 is tuned", entry, gt_dtype_name(c->a_type),
          gt_dtype_name(c->b_type), gt_dtype_name(c->out_type));
+  }
   if (c->has_bias) mark(&mk, "%s: a bias: no own kernel takes one yet", entry);
   if (c->a_col_stride != 1 || c->a_row_stride < c->k)
     mark(&mk, "%s: mat_a strides (%" PRId64 " %" PRId64 ") are not row-major", entry,
@@ -92,6 +102,8 @@ gt_status_t gt_grouped_key(const gt_grouped_call_t *c, const char *arch, int sm_
          c->out_row_stride, c->out_col_stride);
   if (c->rows == 0) mark(&mk, "%s: no routed rows", entry);
   key_weight(c, &p, &mk);
+  if (c->fp8_scaled && p.transa != GT_TRANS_T)
+    mark(&mk, "%s: fp8 weights must be K-contiguous ([E][N][K] seen transposed)", entry);
   p.ldb = c->a_row_stride >= c->k ? c->a_row_stride : c->k;
   p.ldc = c->out_row_stride >= c->n ? c->out_row_stride : c->n;
   p.stride_a = c->b_group_stride;

@@ -27,9 +27,17 @@
  * (the balanced routing a trained router aims for); a call with fewer rows runs the same kernel,
  * which is correct for any split (the kernels read offs on the device).
  *
+ * fp8 (f8f8bf16_grouped_mm, torch._scaled_grouped_mm with rowwise scales): a_type = b_type =
+ * f8e4m3fn, d_type bf16, scale_a = outer (the weights' scale, one per output column N of each
+ * group: BLAS A's rows), scale_b = outer (one per routed row: BLAS B's columns), fast_accum as
+ * the call asked. The scales are read on the device when the kernel runs (a graph replay sees
+ * new values); their layout is part of what makes the key tunable: scale_a of torch (rows
+ * fp32, contiguous) and scale_b of torch ([groups][N] fp32, N contiguous, groups N apart).
+ *
  * Calls it keys but marks not tunable (recorded by `capture`, always served by torch): a type
- * other than bf16 in and out, a bias, operands whose innermost dimension is not contiguous or a
- * weight contiguous in neither K nor N, no offs (the 3-D x 3-D batched form), any other form. */
+ * other than bf16 in and out (or e4m3 x e4m3 -> bf16 with those scales), a bias, operands whose
+ * innermost dimension is not contiguous or a weight contiguous in neither K nor N (K, for fp8),
+ * no offs (the 3-D x 3-D batched form), any other form. */
 #ifndef GT_GROUPED_KEY_H
 #define GT_GROUPED_KEY_H
 
@@ -53,7 +61,10 @@ typedef struct gt_grouped_call {
   bool a_2d, b_3d;          /* mat_a is 2-D [rows][K], mat_b 3-D [groups][K][N] */
   bool has_offs;            /* offs given (int32 on the device) */
   bool has_bias;
-  bool fp8_scaled;          /* an fp8 call with scales (f8f8bf16_grouped_mm): marked, not tuned */
+  bool fp8_scaled;          /* an fp8 call with scales (f8f8bf16_grouped_mm) */
+  bool scales_rowwise;      /* fp8: scale_a fp32 [rows] contiguous, scale_b fp32 [groups][N]
+                               with strides (N, 1): the layout the own kernels read */
+  bool fast_accum;          /* fp8: use_fast_accum */
   int64_t rows, k, n, groups;
   int64_t a_row_stride, a_col_stride;          /* mat_a strides */
   int64_t b_group_stride, b_k_stride, b_n_stride;

@@ -33,6 +33,8 @@ typedef struct gemmtune_grouped_ops {
   const int32_t *offs;
   const void *bias;  /* NULL */
   void *out;         /* [rows][N] */
+  const float *scale_a; /* f8f8bf16_grouped_mm: fp32 [rows]; NULL otherwise */
+  const float *scale_b; /* f8f8bf16_grouped_mm: fp32 [groups][N]; NULL otherwise */
 } gemmtune_grouped_ops_t;
 
 enum {

@@ -24,9 +24,11 @@ GT_PRELOAD_EXPORT int gemmtune_grouped_begin(const gt_grouped_call_t *call,
   gt_problem_t key;
   gt_cublas_mark_t mark;
   gt_status_t ks = gt_grouped_key(call, f->call.env.arch, f->call.env.sm_count, &key, &mark);
-  /* BLAS terms (gt_grouped_key.h): A is the weights, B the routed rows, D the output. */
+  /* BLAS terms (gt_grouped_key.h): A is the weights, B the routed rows, D the output; so A's
+   * scale is torch's scale_b (per group and column), B's torch's scale_a (per row). */
   gt_operands_t o = {.A = ops->mat_b, .B = ops->mat_a, .C = ops->out, .D = ops->out,
-                     .bias = ops->bias, .offs = ops->offs, .rows = call->rows};
+                     .bias = ops->bias, .offs = ops->offs, .rows = call->rows,
+                     .scale_a = ops->scale_b, .scale_b = ops->scale_a};
   if (gt_preload_call_try(&f->call, ks, &key, &mark, &o)) {
     gemmtune_grouped_end();
     return GEMMTUNE_GROUPED_SERVED;

@@ -18,6 +18,7 @@ printf '%s\n' "$hdr$fp8" \
   '3,30.000,0.400000,grouped_mm,0,-,grouped_mm,bf16,bf16,bf16,bf16,f32,f32,N,N,1024,32,3584,1024,3584,1024,8,3670016,0,0,none,1,sm_90,132,none,none,0,0,0' \
   '1,5.000,0.050000,grouped_mm,0,bf16bf16_grouped_mm: a bias: no own kernel takes one yet,grouped_mm,bf16,bf16,bf16,bf16,f32,f32,T,N,3584,16,1024,1024,1024,3584,8,3670016,0,0,none,1,sm_90,132,none,none,0,0,0' \
   '4,5.000,0.050000,cublasGemmEx,0,-,gemm,bf16,bf16,bf16,bf16,f32,f32,T,N,4096,16,4096,4096,4096,4096,1,0,0,0,none,1,sm_90,132,none,none,0,0,0' \
+  '2,8.000,0.100000,grouped_mm,0,-,grouped_mm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,4096,16,7168,7168,7168,4096,8,29360128,0,0,none,1,sm_90,132,outer_f32,outer_f32,0,0,0' \
   >"$TMP/cap.csv"
 # A capture of a gemmtune from before fp8 keys: no fp8 columns (their defaults: no scaling).
 printf '%s\n' "$hdr" \
@@ -61,7 +62,7 @@ except gr.RowError as e:
 PY
 
 expect_exit 0 "rows written from fake timings" python3 "$TMP/fake.py" "$SRC/python" "$TMP/cap.csv" \
-  "$TMP/g.db" 8.0,9.9
+  "$TMP/g.db" 8.0,9.9,6.0
 expect_grep "the winning key: improved, the gated instance" '^ +2  .* +10\.000 +8\.000 +1\.250  improved +grouped/gt_sm90_grpd_bf16_t64x16x128_s4_nk$'
 expect_grep "the wrong output is no winner and is counted" '1 failed the gate'
 expect_grep "a win below tune's threshold: unchanged" '^ +3  .*unchanged +-$'
@@ -72,7 +73,11 @@ OUT_TXT=$(cat "$TMP/g.db")
 expect_grep "format 3" '^#gemmtune-db 3$'
 expect_grep "the device validator tune writes" '^#device=NVIDIA H200$'
 expect_grep "one row: the key cells as captured, provider grouped, fp8 columns last" '^grouped_mm,bf16,bf16,bf16,bf16,f32,f32,T,N,3584,2,1024,1024,1024,3584,8,3670016,0,0,none,1,sm_90,132,grouped,gemmtune-grouped=1,gt_sm90_grpd_bf16_t64x16x128_s4_nk,8,10,1\.25,0\.001,0\.00782776,cold-graph,15,0\.8,1980,0,0,torch\._grouped_mm,NVIDIA H200,139,0,-,0,none,none,0,0,0$'
-[ "$(grep -c '^grouped_mm,' "$TMP/g.db")" = 1 ] && ok "no row for the unchanged key" \
+# The fp8 key (f8f8bf16_grouped_mm, rowwise scales): its baseline is torch's scaled function, its
+# gate bound the fp8 one (2 u_bf16 + 8 * 2^-14 * sqrt(7168) = 0.0491524, gt_metric_bound's), its
+# scales in the row.
+expect_grep "the fp8 key's row: e4m3 types, fp8 bound, torch's scaled path, outer scales" '^grouped_mm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,4096,16,7168,.*,0\.0491524,cold-graph,.*,torch\._scaled_grouped_mm,NVIDIA H200,139,0,-,0,outer_f32,outer_f32,0,0,0$'
+[ "$(grep -c '^grouped_mm,' "$TMP/g.db")" = 2 ] && ok "no row for the unchanged key" \
   || bad "no row for the unchanged key" "$(cat "$TMP/g.db")"
 
 key1=$(sed -n 1p "$TMP/g.db.keys")
@@ -82,6 +87,11 @@ expect_grep "a hit on the grouped row" '^HIT  op=grouped_mm,.*m=3584,n=2,k=1024'
 expect_grep "served by the own instance" 'provider=grouped instance=gt_sm90_grpd_bf16_t64x16x128_s4_nk lib=gemmtune-grouped=1'
 expect_grep "against torch's path" 'vs baseline torch\._grouped_mm 10\.000 us \(1\.250x\)'
 expect_exit 1 "the unchanged key misses" "$GT" explain "$TMP/g.db" "$key2"
+expect_exit 0 "explain finds the fp8 row" "$GT" explain "$TMP/g.db" "$(sed -n 3p "$TMP/g.db.keys")"
+expect_grep "against torch's scaled path" 'vs baseline torch\._scaled_grouped_mm 10\.000 us \(1\.667x\)'
+expect_grep "the rowwise scales in the key" 'scale_a=outer_f32'
+expect_grep "served by the own instance (its name as the fake race gave it)" 'provider=grouped instance=gt_sm90_grpd_bf16_t64x16x128_s4_nk'
+
 
 expect_exit 0 "the old capture's key: rows written" python3 "$TMP/fake.py" "$SRC/python" \
   "$TMP/old.csv" "$TMP/old.db" 6.25
@@ -89,7 +99,7 @@ expect_exit 0 "explain: its key with the fp8 fields at their defaults hits" "$GT
   "$TMP/old.db" "$(cat "$TMP/old.db.keys")"
 expect_exit 0 "merge reads and combines two grouped DBs of one device" "$GT" merge "$TMP/g.db" \
   "$TMP/old.db" -o "$TMP/both.db"
-expect_grep "both rows" '\(2 rows\)'
+expect_grep "the three rows" '\(3 rows\)'
 
 # Combined with a DB tune wrote (the host's providers here, so another device: --mixed says the
 # mix is meant; without it merge refuses, naming the device validators).
@@ -102,8 +112,8 @@ expect_exit 0 "merge combines them with tune's DB" "$GT" merge --mixed "$TMP/g.d
   "$TMP/tuned.db" -o "$TMP/final.db"
 nt=$(grep -vc '^#' "$TMP/tuned.db")
 nf=$(grep -vc '^#' "$TMP/final.db")
-[ "$nf" = $((nt + 1)) ] && ok "the merged DB has tune's rows and the grouped one" \
-  || bad "the merged DB has tune's rows and the grouped one" "$(cat "$TMP/final.db")"
+[ "$nf" = $((nt + 2)) ] && ok "the merged DB has tune's rows and the grouped ones" \
+  || bad "the merged DB has tune's rows and the grouped ones" "$(cat "$TMP/final.db")"
 expect_exit 0 "explain finds the grouped key in the merged DB" "$GT" explain "$TMP/final.db" "$key1"
 expect_grep "still the own instance" 'provider=grouped instance=gt_sm90_grpd_bf16_t64x16x128_s4_nk'
 finish

@@ -157,14 +157,14 @@ static void prob_make(prob_t *p, const gcase_t *c, int layout) {
 /* The case with e4m3 operands ([E][N][K] weights, no bias): random bytes of values in [-2, 2],
  * a scale per routed row in [0.25, 1.25] and per group and column in [0.5, 2.5], each distinct,
  * so no scale can be mistaken for another. The bf16 operand buffers are replaced by the bytes. */
-static void prob_make_f8(prob_t *p, const gcase_t *c) {
+static void prob_make_f8_pad(prob_t *p, const gcase_t *c, int64_t spad) {
   gcase_t nb = *c;
   nb.bias = 0;
   prob_make(p, &nb, GT_GROUPED_ENK);
   gt_grouped_args_t *a = &p->a;
   p->f8 = 1;
   a->operands = GT_GROUPED_OPERANDS_E4M3;
-  a->sscale_b = a->n + 4; /* padded: the group stride of scale_b is not n */
+  a->sscale_b = a->n + spad; /* padded (spad > 0): the group stride of scale_b is not n */
   p->hx8 = malloc(p->xsz);
   p->hw8 = malloc(p->wsz);
   for (int64_t i = 0; i < p->xsz; i++) p->hx8[i] = gt_f32_to_e4m3fn(2.0f * frand());
@@ -183,6 +183,8 @@ static void prob_make_f8(prob_t *p, const gcase_t *c) {
   a->scale_a = p->dsa;
   a->scale_b = p->dsb;
 }
+
+static void prob_make_f8(prob_t *p, const gcase_t *c) { prob_make_f8_pad(p, c, 4); }
 
 static void prob_free(prob_t *p) {
   free(p->hx);
@@ -444,6 +446,85 @@ static void run_provider_path(void) {
   prob_free(&p);
 }
 
+/* The shim's path for an fp8 row: the key of an f8f8bf16_grouped_mm call with rowwise scales,
+ * every e4m3 instance rebuilt from it and run through the provider with the call's operands in
+ * BLAS terms (A the weights with their per-column scale, torch's scale_b; B the rows with theirs,
+ * torch's scale_a). Row and column scales differ, so a provider that swapped them fails. */
+static void run_provider_path_f8(void) {
+  const gt_provider_t *prov = gt_provider_find("grouped");
+  if (!prov || gt_provider_ready(prov) != GT_OK) return; /* reported by run_provider_path */
+  static const gcase_t c = {"provider_decode_f8", 8, {5, 0, 3, 9, 1, 4, 0, 7}, 0, 2048, 1024,
+                            0, 0, 0, 0};
+  prob_t p;
+  prob_make_f8_pad(&p, &c, 0); /* torch's [groups][N] scale_b: groups N apart */
+  gt_grouped_call_t call = {0};
+  call.entry = "f8f8bf16_grouped_mm";
+  call.a_type = call.b_type = GT_DT_F8E4M3FN;
+  call.out_type = GT_DT_BF16;
+  call.a_2d = call.b_3d = call.has_offs = call.fp8_scaled = call.scales_rowwise = true;
+  call.rows = p.a.rows;
+  call.k = c.k;
+  call.n = c.n;
+  call.groups = c.groups;
+  call.a_row_stride = p.a.lda, call.a_col_stride = 1;
+  call.b_group_stride = p.a.sbg, call.b_k_stride = 1, call.b_n_stride = p.a.sbn;
+  call.out_row_stride = p.a.ldd, call.out_col_stride = 1;
+  gt_problem_t key;
+  gt_cublas_mark_t mark;
+  memset(&mark, 0, sizeof mark);
+  if (gt_grouped_key(&call, "sm_90", 132, &key, &mark) != GT_OK || mark.why[0]) {
+    fprintf(stderr, "  gt_grouped_key (fp8): %s %s\n", gt_err_msg(), mark.why);
+    report(0, "gt_grouped_key", "keys an fp8 rowwise call as tunable");
+    prob_free(&p);
+    return;
+  }
+  double *ref = reference(&p, p.offs);
+  int rebuilt = 0;
+  for (size_t i = 0; i < gt_grouped_instance_count; i++) {
+    const gt_grouped_instance_t *in = &gt_grouped_instances[i];
+    gt_candidate_t cand;
+    void *st = NULL;
+    size_t ws = 0;
+    const gt_status_t fs = gt_provider_candidate_from_name("grouped", in->name, &key, &cand);
+    if (in->dtype != GT_DT_F8E4M3FN) {
+      /* A bf16 instance never serves an fp8 key. */
+      if (fs == GT_OK) report(0, in->name, "a bf16 instance is refused for an fp8 key");
+      continue;
+    }
+    if (fs != GT_OK || prov->prepare(&cand, &key, &st, &ws) != GT_OK) {
+      fprintf(stderr, "  %s from its name (fp8): %s\n", in->name, gt_err_msg());
+      report(0, in->name, "rebuilt from the fp8 key alone");
+      continue;
+    }
+    fill_sentinel(&p);
+    gt_operands_t ops;
+    memset(&ops, 0, sizeof ops);
+    ops.A = p.a.b;
+    ops.B = p.a.a;
+    ops.D = p.a.d;
+    ops.offs = p.a.offs;
+    ops.rows = p.a.rows;
+    ops.scale_a = p.dsb; /* the weights' (torch's scale_b) */
+    ops.scale_b = p.dsa; /* the rows' (torch's scale_a) */
+    gt_status_t s = prov->run(st, &ops, NULL);
+    cudaError_t e = cudaDeviceSynchronize();
+    prov->release(st);
+    if (s != GT_OK || e != cudaSuccess) {
+      fprintf(stderr, "  %s run (fp8): %s, sync %s\n", in->name, s != GT_OK ? gt_err_msg() : "ok",
+              cudaGetErrorString(e));
+      report(0, in->name, "provider run (fp8)");
+      if (e != cudaSuccess) exit(1);
+      continue;
+    }
+    report(check(&p, p.offs, ref, "provider path fp8") == 0, in->name,
+           "provider path (shim's), fp8 with rowwise scales");
+    rebuilt++;
+  }
+  report(rebuilt > 0, "grouped provider", "at least one e4m3 instance served the fp8 key");
+  free(ref);
+  prob_free(&p);
+}
+
 int main(void) {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -479,6 +560,7 @@ int main(void) {
     if (first) run_graph((int)i);
   }
   run_provider_path();
+  run_provider_path_f8();
   /* A mismatched layout is refused with a reason. */
   {
     prob_t p;

@@ -45,12 +45,23 @@ from .harness import (AGREE_TOL, decode_tile_hopeless, load_lib, operands_of, re
                       time_graph_samples)
 
 
+def is_fp8(cells):
+    """Whether the key is f8f8bf16_grouped_mm's (gt_grouped_key.h: e4m3 operands, rowwise
+    scales, bf16 out)."""
+    return cells["a_type"] == "f8e4m3fn"
+
+
 class Operands:
     """One key's inputs as the key states them: sets rotated weight and activation copies (the
     first one is the one outputs are checked on), the even split of the routed rows, and the
-    strides the own kernels take (elements)."""
+    strides the own kernels take (elements). An fp8 key's operands are e4m3 values of randn * 2
+    with one fp32 scale per routed row and one per group and output column (shared by the sets),
+    and its baseline torch._scaled_grouped_mm."""
 
     def __init__(self, cells, sets):
+        self.fp8 = is_fp8(cells)
+        self.operands = 1 if self.fp8 else 0  # harness.operands_of's value for its instances
+        self.fast_accum = cells.get("fast_accum", "0") == "1"
         self.g, self.n, self.k = int(cells["batch"]), int(cells["m"]), int(cells["k"])
         self.rows = int(cells["n"])
         lda, ldb, ldc = int(cells["lda"]), int(cells["ldb"]), int(cells["ldc"])
@@ -66,21 +77,40 @@ class Operands:
             shape, self.sbk, self.sbn = (g, k, n), lda, 1
         self.sbg, self.lda, self.ldd = sg, ldb, ldc
         self.sets = []
+        dt = torch.float8_e4m3fn if self.fp8 else torch.bfloat16
         for _ in range(sets):
-            x = torch.empty_strided((rows, k), (ldb, 1), device="cuda", dtype=torch.bfloat16)
-            w = torch.empty_strided(shape, (sg, lda, 1), device="cuda", dtype=torch.bfloat16)
-            x.normal_()
-            w.normal_()
+            x = torch.empty_strided((rows, k), (ldb, 1), device="cuda", dtype=dt)
+            w = torch.empty_strided(shape, (sg, lda, 1), device="cuda", dtype=dt)
+            if self.fp8:
+                fill_e4m3(x)
+                fill_e4m3(w)
+            else:
+                x.normal_()
+                w.normal_()
             self.sets.append((x, w.transpose(-2, -1) if cells["transa"] == "T" else w))
+        if self.fp8:
+            self.sa = torch.rand(rows, device="cuda") * 0.5 + 0.5
+            self.sb = torch.rand(g, n, device="cuda") * 0.01 + 0.005
         self.out = torch.empty_strided((rows, n), (ldc, 1), device="cuda", dtype=torch.bfloat16)
 
     def torch_call(self, i):
         x, w = self.sets[i % len(self.sets)]
+        if self.fp8:
+            return torch._scaled_grouped_mm(x, w, self.sa, self.sb, offs=self.offs,
+                                            out_dtype=torch.bfloat16,
+                                            use_fast_accum=self.fast_accum)
         return torch._grouped_mm(x, w, offs=self.offs)
 
     def own_call(self, lib, idx, i, check_only=False):
         """Launch (or, check_only, ask whether instance idx supports) the key on set i."""
         x, w = self.sets[i % len(self.sets)]
+        if self.fp8:
+            args = (idx, x.data_ptr(), w.data_ptr(), self.out.data_ptr(), self.offs.data_ptr(),
+                    self.sa.data_ptr(), self.sb.data_ptr(), self.n, self.rows, self.n, self.k,
+                    self.lda, self.ldd, self.sbg, self.sbn, self.g)
+            if check_only:
+                return lib.gtgb_supports_f8(*args)
+            return lib.gtgb_launch_f8(*args, torch.cuda.current_stream().cuda_stream)
         args = (idx, x.data_ptr(), w.data_ptr(), self.out.data_ptr(), self.offs.data_ptr(), 0,
                 self.rows, self.n, self.k, self.lda, self.ldd, self.sbg, self.sbk, self.sbn, 0,
                 self.g)
@@ -91,8 +121,26 @@ class Operands:
     def fp32_ref(self):
         x, w = self.sets[0]
         ends = self.offs.tolist()
-        return torch.cat([x[(ends[i - 1] if i else 0):ends[i]].float() @ w[i].float()
-                          for i in range(self.g)])
+        parts = []
+        for i in range(self.g):
+            r0, r1 = (ends[i - 1] if i else 0), ends[i]
+            y = x[r0:r1].float() @ w[i].float()
+            if self.fp8:
+                y = y * self.sa[r0:r1, None] * self.sb[i][None, :]
+            parts.append(y)
+        return torch.cat(parts)
+
+
+def fill_e4m3(t):
+    """Fills an e4m3 tensor (any strides) with e4m3 values of randn * 2, a few rows at a time."""
+    flat = t.view(-1, t.shape[-1]) if t.dim() == 2 else t.reshape(-1, t.shape[-1])
+    if flat.data_ptr() != t.data_ptr() or not t.is_contiguous():
+        for i in range(t.shape[0]):  # strided (padded) tensors: one leading index at a time
+            t[i].copy_((torch.randn(t[i].shape, device="cuda") * 2.0).to(t.dtype))
+        return
+    step = max(1, (64 << 20) // max(1, flat.shape[1] * 4))
+    for r in range(0, flat.shape[0], step):
+        flat[r:r + step] = (torch.randn(flat[r:r + step].shape, device="cuda") * 2.0).to(t.dtype)
 
 
 def normwise(out, ref):
@@ -123,8 +171,9 @@ def race_own(lib, names, ops, ref32, ref_torch, iters, rounds, say):
     reported and never the best) and the fastest checked once more after all the timing."""
     results = []
     for idx, name in enumerate(names):
-        # bf16 keys only: the e4m3 instances take scales no grouped key carries yet.
-        if operands_of(lib, idx) != 0 or decode_tile_hopeless(name, ops.rows, ops.active):
+        # The instances of the key's operands only (bf16, or e4m3 with rowwise scales).
+        if operands_of(lib, idx) != ops.operands or decode_tile_hopeless(name, ops.rows,
+                                                                         ops.active):
             continue
         if ops.own_call(lib, idx, 0, check_only=True) != 0:
             continue
@@ -261,8 +310,9 @@ def main(argv=None):
             err = normwise(ref_torch, ref32)
             base_us, base_spread = summary(time_graph_samples(ops.torch_call, iters, a.rounds))
         except RuntimeError as e:
-            print("key %d: failed: torch._grouped_mm: %s" % (line, e))
-            out.add(line, "failed", note="torch._grouped_mm: %s" % e)
+            base = gr.baseline_name(cells)
+            print("key %d: failed: %s: %s" % (line, base, e))
+            out.add(line, "failed", note="%s: %s" % (base, e))
             counts["failed"] += 1
             state["rc"] = 1
             return

@@ -38,6 +38,7 @@ HEADER = ",".join(KEY_FIELDS_V2 + RESULT_COLS + KEY_FIELDS_FP8)
 PROVIDER = "grouped"                 # src/providers/cuda/grouped.c
 PROVIDER_LIB = "gemmtune-grouped=1"  # its lib_version
 BASELINE = "torch._grouped_mm"       # the path the row replaces (bf16bf16_grouped_mm)
+BASELINE_FP8 = "torch._scaled_grouped_mm"  # an fp8 key's (f8f8bf16_grouped_mm)
 TIMING = "cold-graph"                # rotated operand sets past the L2, CUDA-graph replays
 # `gemmtune tune`'s default --threshold (gt_search.c: min_improvement 0.03), in percent.
 DEFAULT_THRESHOLD_PCT = 3.0
@@ -87,16 +88,27 @@ def key_text(cells):
     return ",".join("%s=%s" % (f, cells[f]) for f in KEY_FIELDS_V2 + KEY_FIELDS_FP8)
 
 
+def baseline_name(cells):
+    """The torch function a key's row replaces."""
+    return BASELINE_FP8 if cells["a_type"] == "f8e4m3fn" else BASELINE
+
+
 def error_bound(cells):
-    """The gate's normwise bound for the key, gt_metric_bound (src/core/gt_metric.c) for the
-    only tunable grouped key, bf16 in and out with f32 accumulation: the output's rounding twice
-    plus the f32 sum's growth with K. RowError for other types (never tunable: the shim does not
-    key them as such)."""
-    if not (cells["a_type"] == cells["b_type"] == cells["d_type"] == "bf16"
-            and cells["compute"] == "f32"):
+    """The gate's normwise bound for the key, gt_metric_bound (src/core/gt_metric.c) for the two
+    tunable grouped keys, f32 accumulation into a bf16 output: the output's rounding twice plus
+    the sum's growth with K, whose unit is fp32's for bf16 operands and, for e4m3 ones (scaled
+    rowwise), the roughly 14 bits Hopper's fp8 tensor cores keep in their adders (13 with fast
+    accumulation; the reference dequantizes the same bytes exactly). RowError for other types
+    (never tunable: the shim does not key them as such)."""
+    bf16 = cells["a_type"] == cells["b_type"] == "bf16"
+    fp8 = (cells["a_type"] == cells["b_type"] == "f8e4m3fn"
+           and cells.get("scale_a") == cells.get("scale_b") == "outer_f32")
+    if not ((bf16 or fp8) and cells["d_type"] == "bf16" and cells["compute"] == "f32"):
         raise RowError("no gate bound for %s x %s -> %s (compute %s)" % (
             cells["a_type"], cells["b_type"], cells["d_type"], cells["compute"]))
     u_out, u_acc = 2.0 ** -8, 2.0 ** -24
+    if fp8:
+        u_acc = 2.0 ** -13 if cells.get("fast_accum") == "1" else 2.0 ** -14
     return 2.0 * u_out + 8.0 * u_acc * math.sqrt(max(1, int(cells["k"]))) + 1e-12
 
 
@@ -134,7 +146,7 @@ def make_row(cells, instance, time_us, baseline_us, error, bound, rounds, spread
     row.update(provider=PROVIDER, lib=PROVIDER_LIB, instance=instance, time_us=time_us,
                baseline_us=baseline_us, speedup=baseline_us / time_us, error=error,
                error_bound=bound, timing=TIMING, rounds=int(rounds), spread_pct=spread_pct,
-               sm_clock_mhz=int(sm_clock_mhz), splitk_searched=0, throttled=0, baseline=BASELINE,
+               sm_clock_mhz=int(sm_clock_mhz), splitk_searched=0, throttled=0, baseline=baseline_name(cells),
                device=device_cell(device_name), device_mem_gib=int(device_mem_gib), floor_us=0.0,
                floor_bound="-", floor_pct=0.0)
     return row

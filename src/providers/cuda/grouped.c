@@ -30,15 +30,25 @@ typedef struct gstate {
 } gstate_t;
 
 /* The kernels' argument block for key p and operands ops (NULL: pointers left NULL, for the
- * shape-only questions of enumerate). BLAS A is the weights, B the routed rows, D the output. */
+ * shape-only questions of enumerate). BLAS A is the weights, B the routed rows, D the output: an
+ * fp8 key's scale_a (ops->scale_a) is the weights' per group and column, the kernels' scale_b,
+ * whose groups are N (the key's m) apart (gt_grouped_key.h: the layout the key requires), and
+ * scale_b the rows', the kernels' scale_a. */
 static void fill_args(const gt_problem_t *p, const gt_operands_t *ops, gt_grouped_args_t *a) {
   memset(a, 0, sizeof *a);
+  const bool f8 = p->a_type == GT_DT_F8E4M3FN;
+  a->operands = f8 ? GT_GROUPED_OPERANDS_E4M3 : GT_GROUPED_OPERANDS_BF16;
+  if (f8) a->sscale_b = p->m;
   if (ops) {
     a->a = ops->B;
     a->b = ops->A;
     a->d = ops->D;
     a->offs = (const int32_t *)ops->offs;
     a->bias = ops->bias;
+    if (f8) {
+      a->scale_a = ops->scale_b;
+      a->scale_b = ops->scale_a;
+    }
   }
   a->rows = ops && ops->rows > 0 ? ops->rows : p->n;
   a->n = p->m;
@@ -75,6 +85,15 @@ static const char *grouped_lib_version(void) { return "gemmtune-grouped=1"; }
 static bool instance_ok(size_t i, const gt_problem_t *p, char *why, size_t cap) {
   if (p->op != GT_OP_GROUPED_MM) return snprintf(why, cap, "not a grouped_mm key"), false;
   if (p->batch > INT32_MAX) return snprintf(why, cap, "more groups than an int32"), false;
+  const bool bf16 = p->a_type == GT_DT_BF16 && p->b_type == GT_DT_BF16 &&
+                    p->d_type == GT_DT_BF16 && p->scale_a == GT_SCALE_NONE &&
+                    p->scale_b == GT_SCALE_NONE;
+  const bool f8 = p->a_type == GT_DT_F8E4M3FN && p->b_type == GT_DT_F8E4M3FN &&
+                  p->d_type == GT_DT_BF16 && p->scale_a == GT_SCALE_OUTER &&
+                  p->scale_b == GT_SCALE_OUTER;
+  if (!bf16 && !f8)
+    return snprintf(why, cap, "bf16, or e4m3 x e4m3 -> bf16 with rowwise (outer) scales, only"),
+           false;
   gt_grouped_args_t a;
   fill_args(p, NULL, &a);
   if (gt_grouped_supports((int)i, &a) != GT_OK) return snprintf(why, cap, "%s", gt_err_msg()), false;
@@ -134,6 +153,8 @@ static gt_status_t grouped_run(void *state, const gt_operands_t *ops, void *stre
   const gstate_t *st = state;
   if (!ops->offs)
     return gt_err_set(GT_ERR_USAGE, "grouped: a grouped_mm call without offs");
+  if (st->key.a_type == GT_DT_F8E4M3FN && (!ops->scale_a || !ops->scale_b))
+    return gt_err_set(GT_ERR_USAGE, "grouped: an fp8 grouped_mm call without its scales");
   /* A call may carry fewer rows than its bucket, never more (its key would be another bucket). */
   if (ops->rows > st->key.n)
     return gt_err_set(GT_ERR_USAGE, "grouped: %lld rows in a bucket of %lld",

@@ -17,9 +17,8 @@
 // The parameters are taken as pointers: at::Tensor and std::optional<at::Tensor> are not
 // trivially copyable, so the Itanium C++ ABI passes each by the address of a temporary the caller
 // owns and destroys; at::Tensor& is an address too. The definition below is therefore the mangled
-// function itself, and forwarding passes the same addresses on. f8f8bf16_grouped_mm (fp8 rowwise)
-// is defined the same way: its calls are keyed and recorded (marked: the grouped key and race
-// take no scales yet, though own e4m3 grouped kernels exist) and always run torch's function.
+// function itself, and forwarding passes the same addresses on. f8f8bf16_grouped_mm (fp8 rowwise,
+// torch._scaled_grouped_mm) is defined the same way, with its two fp32 scale tensors read too.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -40,7 +39,7 @@
 
 #define GT_BF16_GROUPED_MM "_ZN2at4cuda6detail19bf16bf16_grouped_mmENS_6TensorES2_St8optionalIS2_ES4_RS2_"
 
-// The fp8 rowwise form: recorded by capture (marked: no own fp8 kernel yet), always forwarded.
+// The fp8 rowwise form (scale_a per row of mat_a, scale_b per group and output column).
 #define GT_F8_GROUPED_MM "_ZN2at4cuda6detail19f8f8bf16_grouped_mmENS_6TensorES2_S2_S2_St8optionalIS2_ES4_bRS2_"
 
 extern "C" void gt_torchmm_bf16bf16_grouped_mm(void *mat_a, void *mat_b, void *offs, void *bias,
@@ -257,14 +256,36 @@ bool read_call(const char *entry, void *mat_a, void *mat_b, void *offs_opt, void
   return ops->mat_a && ops->mat_b && ops->out && (!offs || ops->offs);
 }
 
+// f8f8bf16_grouped_mm's scales into the call: rowwise when scale_a is fp32 [rows] contiguous and
+// scale_b fp32 [groups][N] with strides (N, 1), the layout the own e4m3 kernels read (anything
+// else is keyed and marked: gt_grouped_key). The pointers go to ops either way (NULL if unread).
+void read_scales(void *scale_a, void *scale_b, bool fast_accum, gt_grouped_call_t *c,
+                 gemmtune_grouped_ops_t *ops) {
+  const c10::TensorImpl *sa = impl_of(scale_a), *sb = impl_of(scale_b);
+  c->fast_accum = fast_accum;
+  if (!sa || !sb || !sa->is_cuda() || !sb->is_cuda() || !sa->has_storage() || !sb->has_storage())
+    return;
+  const caffe2::TypeMeta f32 = caffe2::TypeMeta::Make<float>();
+  if (sa->dtype() != f32 || sb->dtype() != f32) return;
+  c->scales_rowwise = sa->dim() == 1 && sa->sizes()[0] == c->rows && sa->strides()[0] == 1 &&
+                      sb->dim() == 2 && sb->sizes()[0] == c->groups && sb->sizes()[1] == c->n &&
+                      sb->strides()[1] == 1 && (c->groups == 1 || sb->strides()[0] == c->n);
+  ops->scale_a = static_cast<const float *>(data_of(sa, 4));
+  ops->scale_b = static_cast<const float *>(data_of(sb, 4));
+  if (!ops->scale_a || !ops->scale_b) c->scales_rowwise = false;
+}
+
 // Keys the call and asks the shim (GEMMTUNE_GROUPED_*): PASS when the tensors cannot be read.
+// scale_a, scale_b: f8f8bf16_grouped_mm's scale tensors (NULL for bf16bf16_grouped_mm).
 int ask_shim(const bridge &b, const char *entry, void *mat_a, void *mat_b, void *offs, void *bias,
-             void *out) {
+             void *out, void *scale_a = nullptr, void *scale_b = nullptr,
+             bool fast_accum = false) {
   if (!b.read_tensors) return GEMMTUNE_GROUPED_PASS;
   try {
     gt_grouped_call_t call;
     gemmtune_grouped_ops_t ops;
     if (!read_call(entry, mat_a, mat_b, offs, bias, out, &call, &ops)) return GEMMTUNE_GROUPED_PASS;
+    if (call.fp8_scaled && scale_a && scale_b) read_scales(scale_a, scale_b, fast_accum, &call, &ops);
     c10::cuda::CUDAStream s = b.get_stream(impl_of(out)->device().index());
     return b.begin(&call, &ops, b.stream_of(&s));
   } catch (...) {
@@ -291,9 +312,9 @@ gt_torchmm_f8f8bf16_grouped_mm(void *mat_a, void *mat_b, void *scale_a, void *sc
   pthread_once(&g_once, resolve);
   const bridge &b = g_bridge;
   if (!b.original_f8) return; // torch's own definition is not loaded: nothing can run this call
-  // Recorded under its key, marked: not tuned yet (the key takes no scales).
-  int r = ask_shim(b, "f8f8bf16_grouped_mm", mat_a, mat_b, offs, bias, out);
-  if (r == GEMMTUNE_GROUPED_SERVED) return; // never, while the key is marked
+  int r = ask_shim(b, "f8f8bf16_grouped_mm", mat_a, mat_b, offs, bias, out, scale_a, scale_b,
+                   use_fast_accum);
+  if (r == GEMMTUNE_GROUPED_SERVED) return;
   b.original_f8(mat_a, mat_b, scale_a, scale_b, offs, bias, use_fast_accum, out);
   if (r == GEMMTUNE_GROUPED_ENTERED) b.end();
 }
