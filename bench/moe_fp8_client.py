@@ -62,14 +62,14 @@ class Layer:
     def __init__(self, family, seed):
         self.experts, self.topk, self.d, self.i = FAMILIES[family]
         gen = torch.Generator(device="cuda").manual_seed(seed)
-        self.router = torch.randn(self.d, self.experts, device="cuda", generator=gen) * 0.02
         self.wgu, self.sgu = quant_weights(self.experts, 2 * self.i, self.d, gen)
         self.wdn, self.sdn = quant_weights(self.experts, self.d, self.i, gen)
 
     def route(self, x):
         """Rows sorted by expert (each token top-k times) and offs, as an MoE layer builds them;
-        nothing here waits for the host, so the step can be captured in a CUDA graph."""
-        pick = (x.float() @ self.router).topk(self.topk, dim=1).indices.flatten()
+        nothing here waits for the host, so the step can be captured in a CUDA graph. The router
+        scores are the token's first E features (no GEMM: the workload's GEMMs are the experts')."""
+        pick = x[:, :self.experts].float().topk(self.topk, dim=1).indices.flatten()
         order = pick.argsort(stable=True)
         counts = torch.zeros(self.experts, device="cuda", dtype=torch.int64).scatter_add_(
             0, pick, torch.ones_like(pick))
