@@ -34,7 +34,10 @@ GLIB=$BUILD/libgemmtune_grouped.so
 [ -f "$GLIB" ] || die "$GLIB not built (CUDA off?)"
 
 stage "environment"
-bench_torch_probe "$OUT/torch_env.txt" transformers || die "PyTorch cannot run a bf16 matmul here"
+# The default client is a transformers model; another client (MODEL=) may not need transformers.
+extra=transformers
+[ "$MODEL" = "$root/bench/moe_e2e.py" ] || extra=
+bench_torch_probe "$OUT/torch_env.txt" $extra || die "PyTorch cannot run a bf16 matmul here"
 cat "$OUT/torch_env.txt"
 fail=0
 for fam in ${FAMILIES:-mixtral qwen3_moe}; do

@@ -39,10 +39,11 @@ rows, keys = [], []
 print(gr.TABLE_HEADER)
 for (line, srow), t in zip(gr.grouped_keys(shapes), own_us):
     cells = gr.key_cells(srow)
-    results = [dict(instance="gt_sm90_grpd_bf16_t64x16x128_s4_nk", time_us=t, spread_pct=0.8,
+    dt = "e4m3" if cells["a_type"] == "f8e4m3fn" else "bf16"  # the instances of the key's type
+    results = [dict(instance="gt_sm90_grpd_%s_t64x16x128_s4_nk" % dt, time_us=t, spread_pct=0.8,
                     error=1e-3, agree=True),
-               dict(instance="gt_sm90_grpd_bf16_t64x8x128_s4_nk", time_us=t / 2, spread_pct=0.5,
-                    error=0.5, agree=False)]
+               dict(instance="gt_sm90_grpd_%s_t64x8x128_s4_nk" % dt, time_us=t / 2,
+                    spread_pct=0.5, error=0.5, agree=False)]
     row, outcome, best, note = gr.decide(cells, 10.0, 1.0, results, gr.DEFAULT_THRESHOLD_PCT,
                                          15, "NVIDIA H200", 139, 1980)
     if row:
@@ -76,7 +77,7 @@ expect_grep "one row: the key cells as captured, provider grouped, fp8 columns l
 # The fp8 key (f8f8bf16_grouped_mm, rowwise scales): its baseline is torch's scaled function, its
 # gate bound the fp8 one (2 u_bf16 + 8 * 2^-14 * sqrt(7168) = 0.0491524, gt_metric_bound's), its
 # scales in the row.
-expect_grep "the fp8 key's row: e4m3 types, fp8 bound, torch's scaled path, outer scales" '^grouped_mm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,4096,16,7168,.*,0\.0491524,cold-graph,.*,torch\._scaled_grouped_mm,NVIDIA H200,139,0,-,0,outer_f32,outer_f32,0,0,0$'
+expect_grep "the fp8 key's row: e4m3 types, an e4m3 instance, fp8 bound, torch's scaled path, outer scales" '^grouped_mm,f8e4m3fn,f8e4m3fn,bf16,bf16,f32,f32,T,N,4096,16,7168,.*,gt_sm90_grpd_e4m3_t64x16x128_s4_nk,.*,0\.0491524,cold-graph,.*,torch\._scaled_grouped_mm,NVIDIA H200,139,0,-,0,outer_f32,outer_f32,0,0,0$'
 [ "$(grep -c '^grouped_mm,' "$TMP/g.db")" = 2 ] && ok "no row for the unchanged key" \
   || bad "no row for the unchanged key" "$(cat "$TMP/g.db")"
 
@@ -90,7 +91,7 @@ expect_exit 1 "the unchanged key misses" "$GT" explain "$TMP/g.db" "$key2"
 expect_exit 0 "explain finds the fp8 row" "$GT" explain "$TMP/g.db" "$(sed -n 3p "$TMP/g.db.keys")"
 expect_grep "against torch's scaled path" 'vs baseline torch\._scaled_grouped_mm 10\.000 us \(1\.667x\)'
 expect_grep "the rowwise scales in the key" 'scale_a=outer_f32'
-expect_grep "served by the own instance (its name as the fake race gave it)" 'provider=grouped instance=gt_sm90_grpd_bf16_t64x16x128_s4_nk'
+expect_grep "served by the own e4m3 instance" 'provider=grouped instance=gt_sm90_grpd_e4m3_t64x16x128_s4_nk'
 
 
 expect_exit 0 "the old capture's key: rows written" python3 "$TMP/fake.py" "$SRC/python" \

@@ -56,6 +56,8 @@ static const gcase_t k_cases[] = {
     /* K a multiple of 16 (e4m3's TMA strides) but not of any BK, empty first and last groups,
      * padded strides, an odd ldd (the element-by-element store) */
     {"k_tail_odd_ldd", 5, {0, 7, 33, 1, 0}, 6, 200, 688, 16, 32, 5, 0},
+    /* the vector store's partial last vector with K and strides e4m3 can take */
+    {"n_tail_vector_store_k256", 3, {20, 0, 37}, 3, 100, 256, 0, 0, 4, 0},
 };
 #define NCASES (sizeof k_cases / sizeof k_cases[0])
 

@@ -158,7 +158,8 @@ def sets_for(cells, l2):
     """Operand sets to rotate: past 3x the L2 and never fewer than two (with one, every call
     re-reads the experts the call before it streamed), fewer while over half the free memory."""
     g, n, k, rows = int(cells["batch"]), int(cells["m"]), int(cells["k"]), int(cells["n"])
-    one = 2 * (int(cells["stride_a"]) * g + rows * k + rows * n)
+    es = 1 if is_fp8(cells) else 2  # operand bytes; the output is bf16 either way
+    one = es * (int(cells["stride_a"]) * g + rows * k) + 2 * rows * n
     sets = max(2, min(16, -(-3 * l2 // one)))
     free_b, _ = torch.cuda.mem_get_info()
     while sets > 1 and sets * one > free_b // 2:
