@@ -42,8 +42,8 @@ import types
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from gemmtune.grouped.harness import (AGREE_TOL, decode_tile_hopeless, load_lib,  # noqa: E402
-                                      operands_of, rel_err, time_graph)
+from gemmtune.grouped.harness import (AGREE_TOL, decode_tile_hopeless, fill_e4m3,  # noqa: E402
+                                      load_lib, operands_of, rel_err, time_graph)
 from gemmtune.grouped.rows import DEFAULT_THRESHOLD_PCT, improves  # noqa: E402
 from gemmtune import datasheet  # noqa: E402
 
@@ -64,17 +64,6 @@ def route(tokens, experts, topk, seed):
     pick = torch.rand(tokens, experts, generator=g).argsort(dim=1)[:, :topk]
     counts = torch.bincount(pick.flatten(), minlength=experts)
     return torch.cumsum(counts, 0).to(torch.int32), counts
-
-
-def f8_weights(experts, n, k):
-    """[experts][n][k] e4m3 values of randn * 2, made a few experts at a time (the fp32 draw of a
-    DeepSeek-V3 layer at once would be 30 GB)."""
-    w = torch.empty(experts, n, k, device="cuda", dtype=torch.float8_e4m3fn)
-    step = max(1, (256 << 20) // (n * k * 4))
-    for e in range(0, experts, step):
-        w[e:e + step] = (torch.randn(min(step, experts - e), n, k, device="cuda") * 2.0).to(
-            torch.float8_e4m3fn)
-    return w
 
 
 def summarize(rows_out, csv_path, device=None):
@@ -139,7 +128,7 @@ def race_row(c, tokens):
     offs = offs.cuda()
     active = int((counts > 0).sum())
     if f8:
-        x = (torch.randn(rows, k, device="cuda") * 2.0).to(torch.float8_e4m3fn)
+        x = fill_e4m3(torch.empty(rows, k, device="cuda", dtype=torch.float8_e4m3fn))
         sa = torch.rand(rows, device="cuda") * 0.5 + 0.5
     else:
         x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
@@ -303,7 +292,8 @@ def main():
         torch.manual_seed(si)
         if f8:
             # Weights quantized per output channel as an fp8 checkpoint is: w ~ scale_b * w8.
-            ws = [f8_weights(experts, n, k) for _ in range(copies)]
+            ws = [fill_e4m3(torch.empty(experts, n, k, device="cuda",
+                                        dtype=torch.float8_e4m3fn)) for _ in range(copies)]
             sb = torch.rand(experts, n, device="cuda") * 0.01 + 0.005
         else:
             ws = [(torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16) * 0.02)

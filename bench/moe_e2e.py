@@ -43,6 +43,34 @@ def build(family, layers, seed):
     return model, ref
 
 
+def capture_step(forward):
+    """forward() captured in a CUDA graph after two warm-up calls on a side stream (outside the
+    capture, as serving engines do), replayed once: (the graph, forward's outputs, now filled)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            forward()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = forward()
+    g.replay()
+    torch.cuda.synchronize()
+    return g, out
+
+
+def print_replay_metric(g, reps, name):
+    """Times reps replays of graph g and prints "gemmtune-metric: NAME <us per replay> us", the
+    line `gemmtune verify` reads."""
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        g.replay()
+    torch.cuda.synchronize()
+    us = (time.perf_counter() - t0) / max(reps, 1) * 1e6
+    print("gemmtune-metric: %s %.3f us" % (name, us), flush=True)
+
+
 def rel_err(x, ref):
     x, ref = x.float(), ref.float()
     return (torch.linalg.vector_norm(x - ref) / torch.linalg.vector_norm(ref)).item()
@@ -70,26 +98,11 @@ def main():
         print("moe-check: prefill err_vs_fp32=%.4e" % errs["prefill"], flush=True)
     for b in [int(x) for x in a.batch.split(",") if x]:
         ids = torch.randint(0, 4096, (b, 1), device="cuda", generator=gen)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):  # warm-up outside the capture, as serving engines do
-            for _ in range(2):
-                model(input_ids=ids, use_cache=False)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            static = model(input_ids=ids, use_cache=False).logits
-        g.replay()
-        torch.cuda.synchronize()
+        g, static = capture_step(lambda: model(input_ids=ids, use_cache=False).logits)
         step = "decode_b%d" % b
         errs[step] = rel_err(static, ref(input_ids=ids, use_cache=False).logits)
         print("moe-check: %s err_vs_fp32=%.4e" % (step, errs[step]), flush=True)
-        t0 = time.perf_counter()
-        for _ in range(a.reps):
-            g.replay()
-        torch.cuda.synchronize()
-        us = (time.perf_counter() - t0) / max(a.reps, 1) * 1e6
-        print("gemmtune-metric: decode_step_b%d %.3f us" % (b, us), flush=True)
+        print_replay_metric(g, a.reps, "decode_step_b%d" % b)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(errs, f)

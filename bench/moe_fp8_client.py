@@ -26,10 +26,11 @@ tuned DB the errors must stay of the plain run's size.
 """
 import argparse
 import json
-import time
 
 import torch
 import torch.nn.functional as F
+
+from moe_e2e import capture_step, print_replay_metric  # bench/: the same graph step and metric
 
 FAMILIES = {  # experts, top-k, hidden D, expert intermediate I (one MoE layer of the model)
     "deepseek_v3": (256, 8, 7168, 2048),
@@ -131,26 +132,11 @@ def main():
         print("moe-check: prefill err_vs_fp32=%.4e" % errs["prefill"], flush=True)
     for b in [int(v) for v in a.batch.split(",") if v]:
         x = torch.randn(b, layer.d, device="cuda", generator=gen, dtype=torch.bfloat16)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):  # warm-up outside the capture, as serving engines do
-            for _ in range(2):
-                layer.forward(x)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            y, saved = layer.forward(x)
-        g.replay()
-        torch.cuda.synchronize()
+        g, (y, saved) = capture_step(lambda: layer.forward(x))
         step = "decode_b%d" % b
         errs[step] = layer.error(y, saved)
         print("moe-check: %s err_vs_fp32=%.4e" % (step, errs[step]), flush=True)
-        t0 = time.perf_counter()
-        for _ in range(a.reps):
-            g.replay()
-        torch.cuda.synchronize()
-        us = (time.perf_counter() - t0) / max(a.reps, 1) * 1e6
-        print("gemmtune-metric: decode_step_b%d %.3f us" % (b, us), flush=True)
+        print_replay_metric(g, a.reps, "decode_step_b%d" % b)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(errs, f)

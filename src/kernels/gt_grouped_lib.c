@@ -81,8 +81,8 @@ const char *gtgb_error(void) { return gt_err_msg(); }
 static gt_grouped_args_t args_f8(uint64_t a, uint64_t b, uint64_t d, uint64_t offs,
                                  uint64_t scale_a, uint64_t scale_b, int64_t sscale_b,
                                  int64_t rows, int64_t n, int64_t k, int64_t lda, int64_t ldd,
-                                 int64_t sbg, int32_t groups) {
-  gt_grouped_args_t g = args_of(a, b, d, offs, 0, rows, n, k, lda, ldd, sbg, 1, k, 0, groups);
+                                 int64_t sbg, int64_t sbn, int32_t groups) {
+  gt_grouped_args_t g = args_of(a, b, d, offs, 0, rows, n, k, lda, ldd, sbg, 1, sbn, 0, groups);
   g.operands = GT_GROUPED_OPERANDS_E4M3;
   g.scale_a = (const float *)(uintptr_t)scale_a;
   g.scale_b = (const float *)(uintptr_t)scale_b;
@@ -95,8 +95,7 @@ int gtgb_supports_f8(int i, uint64_t a, uint64_t b, uint64_t d, uint64_t offs, u
                      uint64_t scale_b, int64_t sscale_b, int64_t rows, int64_t n, int64_t k,
                      int64_t lda, int64_t ldd, int64_t sbg, int64_t sbn, int32_t groups) {
   gt_grouped_args_t g = args_f8(a, b, d, offs, scale_a, scale_b, sscale_b, rows, n, k, lda, ldd,
-                                sbg, groups);
-  g.sbn = sbn;
+                                sbg, sbn, groups);
   return (int)gt_grouped_supports(i, &g);
 }
 
@@ -106,8 +105,7 @@ int gtgb_launch_f8(int i, uint64_t a, uint64_t b, uint64_t d, uint64_t offs, uin
                    int64_t lda, int64_t ldd, int64_t sbg, int64_t sbn, int32_t groups,
                    uint64_t stream) {
   gt_grouped_args_t g = args_f8(a, b, d, offs, scale_a, scale_b, sscale_b, rows, n, k, lda, ldd,
-                                sbg, groups);
-  g.sbn = sbn;
+                                sbg, sbn, groups);
   return (int)gt_grouped_launch(gtgb_name(i), &g, 0, 0,
                                 (struct CUstream_st *)(uintptr_t)stream);
 }

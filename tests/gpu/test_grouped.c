@@ -371,27 +371,40 @@ static void run_graph(int idx) {
 }
 
 /* What the shim does with a DB row: rebuild the candidate from the key alone (no pointers yet),
- * prepare it, run it on the call's operands. Every instance of the key's layout must come back
- * from its name and compute the product; a refusal here is a row that never engages. */
-static void run_provider_path(void) {
+ * prepare it, run it on the call's operands. Every instance of the key's layout and operands must
+ * come back from its name and compute the product (a refusal here is a row that never engages);
+ * an instance of the other operands must be refused. f8: the key of an f8f8bf16_grouped_mm call
+ * with rowwise scales, the operands in BLAS terms (A the weights with their per-column scale,
+ * torch's scale_b; B the rows with theirs, torch's scale_a): row and column scales differ, so a
+ * provider that swapped them fails. */
+static void run_provider_path(int f8) {
+  const char *sfx = f8 ? " (fp8)" : "";
   const gt_provider_t *prov = gt_provider_find("grouped");
   if (!prov || gt_provider_ready(prov) != GT_OK) {
-    report(0, "grouped provider", "ready on this device");
+    if (!f8) report(0, "grouped provider", "ready on this device");
     return;
   }
-  /* A Mixtral-like decode call: 8 experts of 7168 x 1024 ([E][N][K]), 29 routed rows. */
-  static const gcase_t c = {"provider_decode", 8, {5, 0, 3, 9, 1, 4, 0, 7}, 0, 7168, 1024,
-                            0, 0, 0, 0};
+  /* A Mixtral-like decode call: 8 experts of N x 1024 ([E][N][K]), 29 routed rows. */
+  static const gcase_t cb = {"provider_decode", 8, {5, 0, 3, 9, 1, 4, 0, 7}, 0, 7168, 1024,
+                             0, 0, 0, 0};
+  static const gcase_t cf = {"provider_decode_f8", 8, {5, 0, 3, 9, 1, 4, 0, 7}, 0, 2048, 1024,
+                             0, 0, 0, 0};
+  const gcase_t *c = f8 ? &cf : &cb;
   prob_t p;
-  prob_make(&p, &c, GT_GROUPED_ENK);
+  if (f8)
+    prob_make_f8_pad(&p, c, 0); /* torch's [groups][N] scale_b: groups N apart */
+  else
+    prob_make(&p, c, GT_GROUPED_ENK);
   gt_grouped_call_t call = {0};
-  call.entry = "bf16bf16_grouped_mm";
-  call.a_type = call.b_type = call.out_type = GT_DT_BF16;
+  call.entry = f8 ? "f8f8bf16_grouped_mm" : "bf16bf16_grouped_mm";
+  call.a_type = call.b_type = f8 ? GT_DT_F8E4M3FN : GT_DT_BF16;
+  call.out_type = GT_DT_BF16;
   call.a_2d = call.b_3d = call.has_offs = true;
+  call.fp8_scaled = call.scales_rowwise = f8 != 0;
   call.rows = p.a.rows;
-  call.k = c.k;
-  call.n = c.n;
-  call.groups = c.groups;
+  call.k = c->k;
+  call.n = c->n;
+  call.groups = c->groups;
   call.a_row_stride = p.a.lda, call.a_col_stride = 1;
   call.b_group_stride = p.a.sbg, call.b_k_stride = 1, call.b_n_stride = p.a.sbn;
   call.out_row_stride = p.a.ldd, call.out_col_stride = 1;
@@ -399,26 +412,33 @@ static void run_provider_path(void) {
   gt_cublas_mark_t mark;
   memset(&mark, 0, sizeof mark);
   if (gt_grouped_key(&call, "sm_90", 132, &key, &mark) != GT_OK || mark.why[0]) {
-    fprintf(stderr, "  gt_grouped_key: %s %s\n", gt_err_msg(), mark.why);
-    report(0, "gt_grouped_key", "keys a Mixtral-like call as tunable");
+    fprintf(stderr, "  gt_grouped_key%s: %s %s\n", sfx, gt_err_msg(), mark.why);
+    report(0, "gt_grouped_key", f8 ? "keys an fp8 rowwise call as tunable"
+                                   : "keys a Mixtral-like call as tunable");
     prob_free(&p);
     return;
   }
   double *ref = reference(&p, p.offs);
+  const gt_dtype_t mine = f8 ? GT_DT_F8E4M3FN : GT_DT_BF16;
   int rebuilt = 0;
   for (size_t i = 0; i < gt_grouped_instance_count; i++) {
     const gt_grouped_instance_t *in = &gt_grouped_instances[i];
-    if (in->layout != GT_GROUPED_ENK || in->dtype != GT_DT_BF16) continue;
     gt_candidate_t cand;
     void *st = NULL;
     size_t ws = 0;
-    if (gt_provider_candidate_from_name("grouped", in->name, &key, &cand) != GT_OK) {
-      fprintf(stderr, "  %s from its name: %s\n", in->name, gt_err_msg());
+    const gt_status_t fs = gt_provider_candidate_from_name("grouped", in->name, &key, &cand);
+    if (in->dtype != mine) {
+      if (fs == GT_OK) report(0, in->name, "an instance of the other operands is refused");
+      continue;
+    }
+    if (in->layout != GT_GROUPED_ENK) continue;
+    if (fs != GT_OK) {
+      fprintf(stderr, "  %s from its name%s: %s\n", in->name, sfx, gt_err_msg());
       report(0, in->name, "rebuilt from the key alone (a DB row's path)");
       continue;
     }
     if (prov->prepare(&cand, &key, &st, &ws) != GT_OK || ws != 0) {
-      fprintf(stderr, "  %s prepare: %s\n", in->name, gt_err_msg());
+      fprintf(stderr, "  %s prepare%s: %s\n", in->name, sfx, gt_err_msg());
       report(0, in->name, "prepared from the key alone");
       continue;
     }
@@ -430,99 +450,26 @@ static void run_provider_path(void) {
     ops.D = p.a.d;
     ops.offs = p.a.offs;
     ops.rows = p.a.rows;
+    if (f8) {
+      ops.scale_a = p.dsb; /* the weights' (torch's scale_b) */
+      ops.scale_b = p.dsa; /* the rows' (torch's scale_a) */
+    }
     gt_status_t s = prov->run(st, &ops, NULL);
     cudaError_t e = cudaDeviceSynchronize();
     prov->release(st);
     if (s != GT_OK || e != cudaSuccess) {
-      fprintf(stderr, "  %s run: %s, sync %s\n", in->name, s != GT_OK ? gt_err_msg() : "ok",
-              cudaGetErrorString(e));
+      fprintf(stderr, "  %s run%s: %s, sync %s\n", in->name, sfx,
+              s != GT_OK ? gt_err_msg() : "ok", cudaGetErrorString(e));
       report(0, in->name, "provider run");
       if (e != cudaSuccess) exit(1);
       continue;
     }
-    report(check(&p, p.offs, ref, "provider path") == 0, in->name, "provider path (shim's)");
+    report(check(&p, p.offs, ref, f8 ? "provider path fp8" : "provider path") == 0, in->name,
+           f8 ? "provider path (shim's), fp8 with rowwise scales" : "provider path (shim's)");
     rebuilt++;
   }
-  report(rebuilt > 0, "grouped provider", "at least one instance served the key");
-  free(ref);
-  prob_free(&p);
-}
-
-/* The shim's path for an fp8 row: the key of an f8f8bf16_grouped_mm call with rowwise scales,
- * every e4m3 instance rebuilt from it and run through the provider with the call's operands in
- * BLAS terms (A the weights with their per-column scale, torch's scale_b; B the rows with theirs,
- * torch's scale_a). Row and column scales differ, so a provider that swapped them fails. */
-static void run_provider_path_f8(void) {
-  const gt_provider_t *prov = gt_provider_find("grouped");
-  if (!prov || gt_provider_ready(prov) != GT_OK) return; /* reported by run_provider_path */
-  static const gcase_t c = {"provider_decode_f8", 8, {5, 0, 3, 9, 1, 4, 0, 7}, 0, 2048, 1024,
-                            0, 0, 0, 0};
-  prob_t p;
-  prob_make_f8_pad(&p, &c, 0); /* torch's [groups][N] scale_b: groups N apart */
-  gt_grouped_call_t call = {0};
-  call.entry = "f8f8bf16_grouped_mm";
-  call.a_type = call.b_type = GT_DT_F8E4M3FN;
-  call.out_type = GT_DT_BF16;
-  call.a_2d = call.b_3d = call.has_offs = call.fp8_scaled = call.scales_rowwise = true;
-  call.rows = p.a.rows;
-  call.k = c.k;
-  call.n = c.n;
-  call.groups = c.groups;
-  call.a_row_stride = p.a.lda, call.a_col_stride = 1;
-  call.b_group_stride = p.a.sbg, call.b_k_stride = 1, call.b_n_stride = p.a.sbn;
-  call.out_row_stride = p.a.ldd, call.out_col_stride = 1;
-  gt_problem_t key;
-  gt_cublas_mark_t mark;
-  memset(&mark, 0, sizeof mark);
-  if (gt_grouped_key(&call, "sm_90", 132, &key, &mark) != GT_OK || mark.why[0]) {
-    fprintf(stderr, "  gt_grouped_key (fp8): %s %s\n", gt_err_msg(), mark.why);
-    report(0, "gt_grouped_key", "keys an fp8 rowwise call as tunable");
-    prob_free(&p);
-    return;
-  }
-  double *ref = reference(&p, p.offs);
-  int rebuilt = 0;
-  for (size_t i = 0; i < gt_grouped_instance_count; i++) {
-    const gt_grouped_instance_t *in = &gt_grouped_instances[i];
-    gt_candidate_t cand;
-    void *st = NULL;
-    size_t ws = 0;
-    const gt_status_t fs = gt_provider_candidate_from_name("grouped", in->name, &key, &cand);
-    if (in->dtype != GT_DT_F8E4M3FN) {
-      /* A bf16 instance never serves an fp8 key. */
-      if (fs == GT_OK) report(0, in->name, "a bf16 instance is refused for an fp8 key");
-      continue;
-    }
-    if (fs != GT_OK || prov->prepare(&cand, &key, &st, &ws) != GT_OK) {
-      fprintf(stderr, "  %s from its name (fp8): %s\n", in->name, gt_err_msg());
-      report(0, in->name, "rebuilt from the fp8 key alone");
-      continue;
-    }
-    fill_sentinel(&p);
-    gt_operands_t ops;
-    memset(&ops, 0, sizeof ops);
-    ops.A = p.a.b;
-    ops.B = p.a.a;
-    ops.D = p.a.d;
-    ops.offs = p.a.offs;
-    ops.rows = p.a.rows;
-    ops.scale_a = p.dsb; /* the weights' (torch's scale_b) */
-    ops.scale_b = p.dsa; /* the rows' (torch's scale_a) */
-    gt_status_t s = prov->run(st, &ops, NULL);
-    cudaError_t e = cudaDeviceSynchronize();
-    prov->release(st);
-    if (s != GT_OK || e != cudaSuccess) {
-      fprintf(stderr, "  %s run (fp8): %s, sync %s\n", in->name, s != GT_OK ? gt_err_msg() : "ok",
-              cudaGetErrorString(e));
-      report(0, in->name, "provider run (fp8)");
-      if (e != cudaSuccess) exit(1);
-      continue;
-    }
-    report(check(&p, p.offs, ref, "provider path fp8") == 0, in->name,
-           "provider path (shim's), fp8 with rowwise scales");
-    rebuilt++;
-  }
-  report(rebuilt > 0, "grouped provider", "at least one e4m3 instance served the fp8 key");
+  report(rebuilt > 0, "grouped provider", f8 ? "at least one e4m3 instance served the fp8 key"
+                                             : "at least one instance served the key");
   free(ref);
   prob_free(&p);
 }
@@ -561,8 +508,8 @@ int main(void) {
         first = 0;
     if (first) run_graph((int)i);
   }
-  run_provider_path();
-  run_provider_path_f8();
+  run_provider_path(0);
+  run_provider_path(1);
   /* A mismatched layout is refused with a reason. */
   {
     prob_t p;

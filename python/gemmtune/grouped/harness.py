@@ -44,6 +44,18 @@ def operands_of(lib, idx):
     return lib.gtgb_operands(idx) if hasattr(lib, "gtgb_operands") else 0
 
 
+def fill_e4m3(t):
+    """Fills an e4m3 tensor of any strides with e4m3 values of randn * 2, a few leading indices
+    (rows, or experts) at a time: the fp32 draw of a whole DeepSeek-V3 layer at once would be
+    30 GB. Returns t."""
+    per = max(1, t[0].numel() * 4) if t.shape[0] else 1
+    step = max(1, (256 << 20) // per)
+    for r in range(0, t.shape[0], step):
+        part = t[r:r + step]
+        part.copy_((torch.randn(part.shape, device=t.device) * 2.0).to(t.dtype))
+    return t
+
+
 def rel_err(out, ref, used):
     """Largest difference on the routed rows, relative to the largest reference value."""
     if used == 0:

@@ -41,8 +41,8 @@ except ImportError as _e:  # the caller (tune) reports this as the keys' reason
     sys.exit(3)
 
 from . import rows as gr
-from .harness import (AGREE_TOL, decode_tile_hopeless, load_lib, operands_of, rel_err,
-                      time_graph_samples)
+from .harness import (AGREE_TOL, decode_tile_hopeless, fill_e4m3, load_lib, operands_of,
+                      rel_err, time_graph_samples)
 
 
 def is_fp8(cells):
@@ -129,18 +129,6 @@ class Operands:
                 y = y * self.sa[r0:r1, None] * self.sb[i][None, :]
             parts.append(y)
         return torch.cat(parts)
-
-
-def fill_e4m3(t):
-    """Fills an e4m3 tensor (any strides) with e4m3 values of randn * 2, a few rows at a time."""
-    flat = t.view(-1, t.shape[-1]) if t.dim() == 2 else t.reshape(-1, t.shape[-1])
-    if flat.data_ptr() != t.data_ptr() or not t.is_contiguous():
-        for i in range(t.shape[0]):  # strided (padded) tensors: one leading index at a time
-            t[i].copy_((torch.randn(t[i].shape, device="cuda") * 2.0).to(t.dtype))
-        return
-    step = max(1, (64 << 20) // max(1, flat.shape[1] * 4))
-    for r in range(0, flat.shape[0], step):
-        flat[r:r + step] = (torch.randn(flat[r:r + step].shape, device="cuda") * 2.0).to(t.dtype)
 
 
 def normwise(out, ref):
