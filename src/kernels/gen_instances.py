@@ -939,8 +939,9 @@ def wgmma_file(header, ns):
 
 
 def wgmma_f8_macro(n):
-    """One inline-asm statement for the fp8 wgmma.mma_async m64n<n>k32 (f32 += PA * PB, both
-    operands shared-memory descriptors, K-major: fp8 has no transpose immediates)."""
+    """One inline-asm statement for the fp8 wgmma.mma_async m64n<n>k32 (f32 = sd * f32 + PA * PB,
+    sd the wrapper's scale-d (0: the accumulator starts from zero), both operands shared-memory
+    descriptors, K-major: fp8 has no transpose immediates)."""
     r = n // 2
     regs = ["%%%d" % i for i in range(r)]
     lines = ['asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"' % (r + 2),
@@ -952,7 +953,7 @@ def wgmma_f8_macro(n):
     for j in range(0, r, 4):
         lines.append(("             : " if j == 0 else "               ") + ", ".join(ops[j:j + 4])
                      + ("," if j + 4 < r else ""))
-    lines.append('             : "l"(da), "l"(db), "r"(1))')
+    lines.append('             : "l"(da), "l"(db), "r"(sd))')
     out = ["#define GT_WGMMA_F8_N%d(PA, PB)" % n] + lines
     w = max(len(x) for x in out) + 1
     return "\n".join(x.ljust(w) + "\\" if k < len(out) - 1 else x for k, x in enumerate(out))

@@ -35,7 +35,12 @@
 // the same ring and pipeline on 1-byte elements, as gt_wgf8.cuh does for the dense family. A
 // 128-byte swizzle row is 128 elements of K, so a box is 128 K x rows and an instruction is
 // m64nBNk32 (the same 32-byte step along a row as bf16's k16); the store scales each fp32 sum by
-// the row's scale_a and the group's scale_b of the column before rounding it to bf16.
+// the row's scale_a and the group's scale_b of the column before rounding it to bf16. Hopper's
+// fp8 wgmma keeps fewer mantissa bits in its accumulator than fp32 (about 14: DeepSeek-V3's
+// technical report, section 3.3.2), so a long K of same-signed products loses digits that
+// cuBLASLt and torch's CUTLASS path keep unless fast accumulation is asked for: the fp8 consumer
+// promotes (grp_f8_slice), each 128 elements of K summed by wgmma into a fresh partial and added
+// to the fp32 sum in registers (CUTLASS's promotion interval of 4 k32 instructions).
 //
 // Weight layouts (WMN): enk (sbk == 1, the [E][N][K] nn.Linear stack seen transposed) is
 // K-major, read in boxes of 64 K x BM rows; ekn (sbn == 1, a [E][K][N] stack) is N-major, read
@@ -222,6 +227,53 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
 }
 
 // T: D's element type (and the operands' when TO is T); BM weight rows (output columns) x BN
+// The fp8 consumer's work on one slice of the ring (sa: its weight boxes, sb: its row boxes):
+// each 128-element box of K (4 k32 instructions) goes into a fresh wgmma partial (scale-d 0 on
+// its first instruction), which is added to acc once the box's group is complete. NP = 2
+// partials alternate, so one box's instructions run while the previous box is added; NP = 1
+// (the widest tiles, for registers) waits for each box. The slice ends with every group
+// complete: the caller may release the stage at once.
+template <typename TO, int MB, int R, int BN, int NBOX, int NP, uint32_t A_BOX, uint32_t B_BOX>
+__device__ __forceinline__ void grp_f8_slice(float (&acc)[MB][R], float (&part)[NP][MB][R],
+                                             uint32_t sa, uint32_t sb) {
+  static_assert(NP == 1 || NP == 2, "one or two partials");
+#pragma unroll
+  for (int j = 0; j < NBOX; j++) {
+    // The partial was last read by this thread (added to acc): fence before wgmma rewrites it.
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+      for (int mb = 0; mb < MB; mb++)
+        wgmma_f8<TO, TO, BN>::mma(part[j % NP][mb],
+                                  wg_desc(sa + j * A_BOX + mb * 64 * 128 + kk * 32),
+                                  wg_desc(sb + j * B_BOX + kk * 32), kk != 0);
+    wg_commit();
+    if (NP == 1 || j > 0) {
+      const int done = NP == 1 ? j : j - 1;
+      if (NP == 1)
+        wg_wait<0>();
+      else
+        wg_wait<1>();
+#pragma unroll
+      for (int mb = 0; mb < MB; mb++) {
+        wg_fence_acc(part[done % NP][mb]);
+#pragma unroll
+        for (int i = 0; i < R; i++) acc[mb][i] += part[done % NP][mb][i];
+      }
+    }
+  }
+  if (NP == 2) {
+    wg_wait<0>();
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++) {
+      wg_fence_acc(part[(NBOX - 1) % NP][mb]);
+#pragma unroll
+      for (int i = 0; i < R; i++) acc[mb][i] += part[(NBOX - 1) % NP][mb][i];
+    }
+  }
+}
+
 // routed rows x BK per slice; S stages; KS splits of K in one cluster; SW: the prefill
 // orientation (see the top of the file); WMN: ekn weights (N-major); TO: the operand type, T or
 // an fp8 tag (gtk::e4m3: decode orientation, enk weights, rowwise scales in the store).
@@ -297,6 +349,23 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   if (warp == PRODUCER) {
     if (lane == 0)
       grp_produce<BM, BN, BK, S, WMN, ES>(p, base, full0, empty0, grp, n0, r0, kbeg, nk);
+  } else if constexpr (F8) {
+    // Two partials where the registers allow (acc and both: at most 96 a thread).
+    constexpr int NP = MB * R <= 32 ? 2 : 1;
+    float part[NP][MB][R];
+#pragma unroll
+    for (int j = 0; j < NP; j++)
+#pragma unroll
+      for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+        for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;  // defined before wgmma's first read
+    for (int it = 0; it < nk; it++) {
+      const int s = it % S;
+      grp_wait(full0 + 8 * s, (it / S) & 1);
+      const uint32_t sa = base + s * STAGE;
+      grp_f8_slice<TO, MB, R, BN, NBOX, NP, A_BOX, B_BOX>(acc, part, sa, sa + A_BYTES);
+      mbar_arrive(empty0 + 8 * s);
+    }
   } else {
     for (int it = 0; it < nk; it++) {
       const int s = it % S;
@@ -307,11 +376,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
       for (int kk = 0; kk < KSTEPS; kk++) {
         const uint32_t ka = sa + (kk / 4) * A_BOX + (kk % 4) * KSTEP_A;
         const uint32_t kb = sb + (kk / 4) * B_BOX + (kk % 4) * 32;
-        if constexpr (F8) {
-#pragma unroll
-          for (int mb = 0; mb < MB; mb++)
-            wgmma_f8<TO, TO, BN>::mma(acc[mb], wg_desc(ka + mb * 64 * 128), wg_desc(kb));
-        } else if constexpr (SW) {
+        if constexpr (SW) {
           // This warpgroup's 64 routed rows (8192 bytes of K-major rows) times all BM weights.
           wgmma_ss<T, BM>::template mma<0, WMN>(acc[0], wg_desc(kb + wgi * 64 * 128),
                                                  WMN ? wg_desc_mn(ka) : wg_desc(ka));

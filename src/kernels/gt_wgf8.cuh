@@ -39,11 +39,13 @@ namespace gtk {
 
 template <typename TA, typename TB, int N> struct wgmma_f8;
 
-#define GT_WGMMA_F8(TA, TB, PA, PB, N)                                                   \
-  template <> struct wgmma_f8<TA, TB, N> {                                               \
-    static __device__ __forceinline__ void mma(float(&d)[N / 2], uint64_t da, uint64_t db) { \
-      GT_WGMMA_F8_N##N(PA, PB);                                                          \
-    }                                                                                    \
+// d = sd * d + A * B (sd 0: d starts from zero, the promoting consumers' fresh partial sums).
+#define GT_WGMMA_F8(TA, TB, PA, PB, N)                                                     \
+  template <> struct wgmma_f8<TA, TB, N> {                                                 \
+    static __device__ __forceinline__ void mma(float(&d)[N / 2], uint64_t da, uint64_t db, \
+                                               int sd = 1) {                               \
+      GT_WGMMA_F8_N##N(PA, PB);                                                            \
+    }                                                                                      \
   };
 
 #include "kernels/generated/wgmma_f8.cuh"

@@ -8,7 +8,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"                 \
              "%0, %1, %2, %3"                                            \
              "}, %4, %5, p, 1, 1;\n}\n"                                  \
              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])            \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N16(PA, PB)                                           \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                 \
@@ -17,7 +17,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                 \
              "}, %8, %9, p, 1, 1;\n}\n"                                   \
              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),            \
                "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])             \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N32(PA, PB)                                             \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                   \
@@ -29,7 +29,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                   \
                "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
                "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),            \
                "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])           \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N48(PA, PB)                                             \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"                   \
@@ -43,7 +43,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"                   \
                "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),          \
                "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),          \
                "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])           \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N56(PA, PB)                                                     \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %30, 0;\n"                           \
@@ -58,7 +58,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %30, 0;\n"                       
                "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),                  \
                "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),                  \
                "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])                   \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N64(PA, PB)                                                       \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                             \
@@ -75,7 +75,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                       
                "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),                    \
                "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),                    \
                "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                     \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N80(PA, PB)                                                       \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"                             \
@@ -94,7 +94,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"                       
                "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),                    \
                "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),                    \
                "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])                     \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N112(PA, PB)                                                      \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"                             \
@@ -118,7 +118,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"                       
                "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),                    \
                "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),                    \
                "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])                     \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N128(PA, PB)                                                      \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                             \
@@ -145,7 +145,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                       
                "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),                    \
                "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),                    \
                "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])                     \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N224(PA, PB)                                                                \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %114, 0;\n"                                      \
@@ -187,7 +187,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %114, 0;\n"                      
                "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),                          \
                "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),                          \
                "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])                           \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 #define GT_WGMMA_F8_N256(PA, PB)                                                                    \
 asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                          \
@@ -235,7 +235,7 @@ asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                      
                "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),                              \
                "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),                              \
                "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                               \
-             : "l"(da), "l"(db), "r"(1))
+             : "l"(da), "l"(db), "r"(sd))
 
 GT_WGMMA_F8(e4m3, e4m3, "e4m3", "e4m3", 8)
 GT_WGMMA_F8(e4m3, e4m3, "e4m3", "e4m3", 16)
