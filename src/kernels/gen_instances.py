@@ -487,6 +487,15 @@ def make_grp(p, fam, swapped):
             raise SpaceError("grpp: no split-K (prefill tiles have work enough)")
     elif bn not in WG_TOKENS:
         raise SpaceError("grpd: BN is one of %s routed rows (wgmma's N)" % (WG_TOKENS,))
+    if p["dtype"] == "e4m3":
+        # The promoting consumer (gt_grp.cuh's grp_f8_slice) holds acc and one or two partials:
+        # MB * R fp32 registers each (MB = BM / 64 m64 blocks, R = BN / 2), two partials up to
+        # MB * R = 32, one above; all of it within 128 registers a thread.
+        acc = (bm // 64) * (bn // 2)
+        if acc * (3 if acc <= 32 else 2) > 128:
+            raise SpaceError("grpd e4m3: BM / 64 * BN / 2 = %d accumulators a thread; with the "
+                             "promotion's partial that is over 128 registers (BM x BN at most "
+                             "128 x 64 or 64 x 128)" % acc)
     nwg = bn // 64 if swapped else 1
     _, es, tag = GROUPED_DTYPES[p["dtype"]]
     targs = ["gtk::bf16", bm, bn, bk, st, ks, cbool(swapped), cbool(p["layout"] == "ekn")]

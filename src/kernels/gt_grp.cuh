@@ -226,7 +226,6 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
   }
 }
 
-// T: D's element type (and the operands' when TO is T); BM weight rows (output columns) x BN
 // The fp8 consumer's work on one slice of the ring (sa: its weight boxes, sb: its row boxes):
 // each 128-element box of K (4 k32 instructions) goes into a fresh wgmma partial (scale-d 0 on
 // its first instruction), which is added to acc once the box's group is complete. NP = 2
@@ -239,7 +238,10 @@ __device__ __forceinline__ void grp_f8_slice(float (&acc)[MB][R], float (&part)[
   static_assert(NP == 1 || NP == 2, "one or two partials");
 #pragma unroll
   for (int j = 0; j < NBOX; j++) {
-    // The partial was last read by this thread (added to acc): fence before wgmma rewrites it.
+    // The partial was last read by this thread (added to acc): its registers are pinned here,
+    // so those reads stay above the fence that must separate them from wgmma's rewrite.
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++) wg_fence_acc(part[j % NP][mb]);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; kk++)
@@ -274,6 +276,7 @@ __device__ __forceinline__ void grp_f8_slice(float (&acc)[MB][R], float (&part)[
   }
 }
 
+// T: D's element type (and the operands' when TO is T); BM weight rows (output columns) x BN
 // routed rows x BK per slice; S stages; KS splits of K in one cluster; SW: the prefill
 // orientation (see the top of the file); WMN: ekn weights (N-major); TO: the operand type, T or
 // an fp8 tag (gtk::e4m3: decode orientation, enk weights, rowwise scales in the store).
@@ -352,6 +355,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
   } else if constexpr (F8) {
     // Two partials where the registers allow (acc and both: at most 96 a thread).
     constexpr int NP = MB * R <= 32 ? 2 : 1;
+    static_assert(MB * R * (1 + NP) <= 128, "fp8 grouped tile: acc and its partials in registers");
     float part[NP][MB][R];
 #pragma unroll
     for (int j = 0; j < NP; j++)

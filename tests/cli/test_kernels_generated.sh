@@ -27,7 +27,8 @@ illegal() { # illegal NAME FAMILY GROUP_JSON PATTERN
 import json, sys
 path, fam, group = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 space = json.load(open(path))
-space["families"][fam]["groups"].append(group)
+fams = space["families"] if fam in space["families"] else space["grouped"]["families"]
+fams[fam]["groups"].append(group)
 json.dump(space, open(path, "w"))
 PY
   expect_exit 2 "$1 is refused" python3 "$TMP/bad_$1/gen_instances.py" --list
@@ -47,6 +48,8 @@ illegal decode_p0_with_narrow_loads decode \
   '{"n": [1], "r": [4], "w": [4], "u": [4], "v": [4], "p": [0]}' 'decode group [0-9]+ .*v8 only'
 illegal wg_two_warpgroups_odd_split wg \
   '{"t": [[40, 64, 64]], "s": [4], "ks": [1], "p": [4], "w": [2]}' 'two consumer warpgroups'
+illegal grpd_e4m3_tile_over_promotion_registers grpd \
+  '{"t": [[256, 64, 128]], "s": [4], "ks": [1], "dtype": ["e4m3"]}' 'over 128 registers'
 
 # ---- epilogue twins ---------------------------------------------------------------------------
 # Every instance of space.json has its epilogue twin (the plain name + "_e"), listed after all
