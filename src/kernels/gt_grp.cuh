@@ -226,6 +226,17 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
   }
 }
 
+// acc += part, once part's wgmma group is complete (its registers pinned after the wait).
+template <int MB, int R>
+__device__ __forceinline__ void grp_f8_add(float (&acc)[MB][R], float (&part)[MB][R]) {
+#pragma unroll
+  for (int mb = 0; mb < MB; mb++) {
+    wg_fence_acc(part[mb]);
+#pragma unroll
+    for (int i = 0; i < R; i++) acc[mb][i] += part[mb][i];
+  }
+}
+
 // The fp8 consumer's work on one slice of the ring (sa: its weight boxes, sb: its row boxes):
 // each 128-element box of K (4 k32 instructions) goes into a fresh wgmma partial (scale-d 0 on
 // its first instruction), which is added to acc once the box's group is complete. NP = 2
@@ -251,28 +262,17 @@ __device__ __forceinline__ void grp_f8_slice(float (&acc)[MB][R], float (&part)[
                                   wg_desc(sa + j * A_BOX + mb * 64 * 128 + kk * 32),
                                   wg_desc(sb + j * B_BOX + kk * 32), kk != 0);
     wg_commit();
-    if (NP == 1 || j > 0) {
-      const int done = NP == 1 ? j : j - 1;
-      if (NP == 1)
-        wg_wait<0>();
-      else
-        wg_wait<1>();
-#pragma unroll
-      for (int mb = 0; mb < MB; mb++) {
-        wg_fence_acc(part[done % NP][mb]);
-#pragma unroll
-        for (int i = 0; i < R; i++) acc[mb][i] += part[done % NP][mb][i];
-      }
+    if (NP == 1) {
+      wg_wait<0>();
+      grp_f8_add(acc, part[0]);
+    } else if (j > 0) {
+      wg_wait<1>();  // box j - 1 is complete, box j may still run
+      grp_f8_add(acc, part[(j - 1) % 2]);
     }
   }
   if (NP == 2) {
     wg_wait<0>();
-#pragma unroll
-    for (int mb = 0; mb < MB; mb++) {
-      wg_fence_acc(part[(NBOX - 1) % NP][mb]);
-#pragma unroll
-      for (int i = 0; i < R; i++) acc[mb][i] += part[(NBOX - 1) % NP][mb][i];
-    }
+    grp_f8_add(acc, part[(NBOX - 1) % 2]);
   }
 }
 
