@@ -7,7 +7,7 @@
  *
  *   kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N] [--filter TEXT]
  *                 [--tokens LIST] [--layout tn|nn|nt|tt] [--epilogue NAME]
- *                 [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T]
+ *                 [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T] [--fast-accum]
  *
  * --dtype f8e4m3fn (or f8e4m3fn,f8e5m2 / f8e5m2,f8e4m3fn for the mixes) makes every shape an fp8
  * GEMM (A = the weights, B = the activations, D --out-dtype, bf16 by default) scaled as --scale
@@ -16,7 +16,8 @@
  * activation blocks). Such keys are cublasLtMatmul calls: the baseline is the application's own
  * Lt fp8 call (cublaslt_heuristic_ws1048576), cuBLASLt's heuristic configurations race too, and
  * own fp8 instances join through the kernels provider once they exist (until then it lists one
- * exclusion saying so).
+ * exclusion saying so). The keys ask for full accumulation (torch._scaled_mm's default): the own
+ * kernels promote their sums as cuBLASLt does; --fast-accum races use_fast_accum keys instead.
  *
  * --layout re-lays every shape out in that BLAS layout (same m = out, n = tokens, k = in; packed
  * leading dimensions) and races cuBLAS and the own instances of that layout: tn is the nn.Linear
@@ -81,6 +82,7 @@ typedef struct opts {
   bool fenced;            /* --fenced: gt_measure_opts_t.fenced */
   bool floor;             /* --floor: time the read-floor designs on every row */
   bool fp8;               /* --dtype names fp8 operands: keys are cublasLtMatmul fp8 calls */
+  bool fast_accum;        /* --fast-accum: fp8 keys ask for fast accumulation (both sides) */
   gt_dtype_t a_type, b_type, d_type;
   gt_scale_mode_t scale_a, scale_b;
 } opts_t;
@@ -121,7 +123,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: kernels_bench [--shapes FILE] [--out DIR] [--rounds N] [--finalists N]"
              " [--filter TEXT] [--tokens 1,2,4] [--layout tn|nn|nt|tt]"
              " [--epilogue none|bias|relu|bias_relu|gelu|bias_gelu] [--fenced] [--floor]"
-             " [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T]\n");
+             " [--dtype A[,B]] [--scale tensor|outer|block] [--out-dtype T] [--fast-accum]\n");
 }
 
 static void help(void) {
@@ -145,6 +147,11 @@ static void help(void) {
          "  --scale S        fp8 scaling: tensor (default), outer (rowwise), block (128x128 W,\n"
          "                   1x128 x)\n"
          "  --out-dtype T    D's type for --dtype (default bf16)\n"
+         "  --fast-accum     fp8 keys ask for fast accumulation (torch's use_fast_accum=True):\n"
+         "                   the baseline's call sets CUBLASLT_MATMUL_DESC_FAST_ACCUM and the own\n"
+         "                   kernels run without promotion. Default: cuBLASLt's and torch's full\n"
+         "                   accumulation, which the own kernels match by promoting their sums\n"
+         "                   every 128 elements of K (wgf8 tiles too wide to promote sit out)\n"
          "  --fenced         time every launch after a small plain kernel, as an application's\n"
          "                   norm or activation precedes its GEMM, so no launch overlaps the\n"
          "                   previous GEMM's tail (programmatic dependent launch); the separator's\n"
@@ -685,6 +692,8 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
         return false;
       }
       i++;
+    } else if (!strcmp(a, "--fast-accum")) {
+      o->fast_accum = true;
     } else if (!strcmp(a, "--out-dtype") && v) {
       if (gt_dtype_parse(v, &o->d_type) != GT_OK) {
         fprintf(stderr, "kernels_bench: --out-dtype '%s': %s\n", v, gt_err_msg());
@@ -701,6 +710,10 @@ static bool parse_opts(int argc, char **argv, opts_t *o) {
   }
   if (o->rounds < 1 || o->finalists < 1) {
     usage(stderr);
+    return false;
+  }
+  if (o->fast_accum && !o->fp8) {
+    fprintf(stderr, "kernels_bench: --fast-accum: only fp8 keys have it (give --dtype f8e4m3fn)\n");
     return false;
   }
   return true;
@@ -799,10 +812,11 @@ static void print_header(const gt_device_info_t *dev, const opts_t *o) {
          dev->sm_count, dev->cache_bytes / 1e6, dev->peak_gbps);
   printf("layout: %s\n", o->layout ? o->layout : "as in the shapes file (tn: nn.Linear)");
   if (o->fp8)
-    printf("dtype: %s x %s -> %s, scales %s / %s, raced as cublasLtMatmul fp8 calls: lt = the "
-           "application's own call (cublaslt_heuristic_ws1048576)\n",
+    printf("dtype: %s x %s -> %s, scales %s / %s, %s, raced as cublasLtMatmul fp8 calls: lt = "
+           "the application's own call (cublaslt_heuristic_ws1048576)\n",
            gt_dtype_name(o->a_type), gt_dtype_name(o->b_type), gt_dtype_name(o->d_type),
-           gt_scale_mode_name(o->scale_a), gt_scale_mode_name(o->scale_b));
+           gt_scale_mode_name(o->scale_a), gt_scale_mode_name(o->scale_b),
+           o->fast_accum ? "fast accumulation" : "full accumulation (own kernels promote)");
   if (o->epilogue == GT_EPI_NONE) {
     printf("method: cold (rotated >= 3x L2), CUDA-graph replays, quick race then %d interleaved "
            "rounds of cublas + %d finalists, medians\n\n",
@@ -880,6 +894,7 @@ int main(int argc, char **argv) {
       if (o.fp8) {
         pl.scale_a = gt_dtype_is_fp8(o.a_type) ? o.scale_a : GT_SCALE_NONE;
         pl.scale_b = gt_dtype_is_fp8(o.b_type) ? o.scale_b : GT_SCALE_NONE;
+        pl.fast_accum = o.fast_accum;
       }
     }
     if (o.filter && !strstr(sh->label, o.filter)) continue;

@@ -789,6 +789,46 @@ static void test_reduce_symbol(void **state) {
   }
 }
 
+/* Which fp8 instances can promote their sums (a key without fast accumulation needs it): the
+ * accumulators (gt_wg.cuh's wg_shape) and the partials (one, or two up to 32 accumulators) within
+ * 128 registers a thread; dtf8 always; no 16-bit family. */
+static void test_f8_promotes(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    bool promotes;
+  } cases[] = {
+      /* swapped (BN 64): BM / CW / 2 accumulators */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x64x256_s4_ks1_p8", true},      /* 64 + 64 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8", false},     /* 112 + 112 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x64x128_s4_ks1_p8_w2", true},   /* 56 + 56 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t256x64x128_s4_ks1_p8_g1", false},  /* 128 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t112x64x128_s9_ks1_p8_w2", true},   /* 28 + 2 x 28 */
+      /* swapped (BN 8 with BM not a multiple of 64) */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t224x8x256_s3_ks1_p8", false},      /* 112 + 112 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t80x8x512_s3_ks1_p8", true},        /* 40 + 40 */
+      /* m64 blocks: BM / 64 / CW x BN / 2 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t128x16x256_s4_ks1_p8", true},      /* 16 + 2 x 16 */
+      {"gt_sm90_wgf8_e4m3_e4m3_bf16_tn_t64x32x256_s4_ks1_p8", true},       /* 16 + 2 x 16 */
+      {"gt_sm90_dtf8_e4m3_e4m3_bf16_tn_n32_m2_w1x4_u1_s1_ks1_v16", true},
+      {"gt_sm90_wg_bf16_tn_t64x8x256_s2_ks1_p8", false},
+  };
+  for (size_t i = 0; i < NELEM(cases); i++) {
+    gt_kparams_t kp;
+    if (gt_kernel_name_parse(cases[i].name, &kp) != GT_OK)
+      fail_msg("%s: %s", cases[i].name, gt_err_msg());
+    if (gt_kparams_f8_promotes(&kp) != cases[i].promotes)
+      fail_msg("%s: promotes %d, want %d", cases[i].name, !cases[i].promotes, cases[i].promotes);
+  }
+  /* every dtf8 instance of the table promotes, and no 16-bit one claims to */
+  for (size_t i = 0; i < gt_kinstance_count; i++) {
+    const gt_kparams_t *p = &gt_kinstances[i].params;
+    if (p->family == GT_KFAM_DTF8 ? !gt_kparams_f8_promotes(p)
+                                  : !gt_kfamily_is_fp8(p->family) && gt_kparams_f8_promotes(p))
+      fail_msg("%s: promotes %d", gt_kinstances[i].name, gt_kparams_f8_promotes(p));
+  }
+}
+
 int main(void) {
   const size_t n_inst = gt_kinstance_count;
   const size_t cap = 2 * n_inst + NELEM(k_good) + NELEM(k_bad) + NELEM(k_unformattable) + 16;
@@ -834,5 +874,6 @@ int main(void) {
   t[n++] = (struct CMUnitTest){"unknown_arch_message", test_unknown_arch_message, NULL, NULL,
                                NULL};
   t[n++] = (struct CMUnitTest){"reduce_symbol", test_reduce_symbol, NULL, NULL, NULL};
+  t[n++] = (struct CMUnitTest){"f8_promotes", test_f8_promotes, NULL, NULL, NULL};
   return _cmocka_run_group_tests("kernel_names", t, n, NULL, NULL);
 }

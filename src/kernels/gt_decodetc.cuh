@@ -36,6 +36,7 @@ template <typename E> __device__ __forceinline__ const uint16_t *u16p(const E *p
 template <typename T> struct dtc16 {
   using E = uint16_t;           // element storage
   static constexpr int VE = 8;  // elements per 16-byte load
+  static constexpr bool PROMO = false;  // 16-bit products: the accumulator is fp32
   static __device__ __forceinline__ void mma(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                              uint32_t a3, uint32_t b0, uint32_t b1) {
     T::mma(c, a0, a1, a2, a3, b0, b1);
@@ -52,7 +53,10 @@ template <typename T> struct dtc16 {
 
 // OP: the operand traits (dtc16<T>, or gt_dtf8.cuh's fp8 ones): element storage E, VE elements
 // per 16-byte lane load, the mma on two 32-bit words of each, the K tail's load and the final
-// store. Every offset below is in elements, so with 16-bit elements the code is the one the bf16
+// store, and PROMO: whether the accumulator must be promoted where the key asks (fp8's
+// f8_promote: each lane's batch of KU x 64 elements of K is summed into a fresh fragment and
+// added to the fp32 sum, since Hopper's fp8 mma.sync, like its wgmma, keeps fewer bits than
+// fp32). Every offset below is in elements, so with 16-bit elements the code is the one the bf16
 // and f16 instances always had. EPI: the epilogue twin (the store applies the key's epilogue);
 // false is the plain instance.
 template <typename OP, int NT, int MR, int WM, int WK, int KU, int S, int PF, bool EPI>
@@ -125,7 +129,21 @@ __device__ __forceinline__ void decodetc_core(const gt_kargs_t &a) {
     OP::mma(c, w0.w[0], w1.w[0], w0.w[1], w1.w[1], x.w[0], x.w[1]);
     OP::mma(c, w0.w[2], w1.w[2], w0.w[3], w1.w[3], x.w[2], x.w[3]);
   };
+  const bool promote = OP::PROMO && a.f8_promote;
   auto compute = [&](const batch &b) {
+    if (OP::PROMO && promote) {
+#pragma unroll
+      for (int mt = 0; mt < MR; mt++)
+#pragma unroll
+        for (int nb = 0; nb < NB; nb++) {
+          float f[4] = {0.f, 0.f, 0.f, 0.f};  // the batch's fragment
+#pragma unroll
+          for (int u = 0; u < KU; u++) mma2(f, b.w[u][mt][0], b.w[u][mt][1], b.x[u][nb]);
+#pragma unroll
+          for (int i = 0; i < 4; i++) acc[mt][nb][i] += f[i];
+        }
+      return;
+    }
 #pragma unroll
     for (int u = 0; u < KU; u++)
 #pragma unroll
@@ -222,7 +240,16 @@ __device__ __forceinline__ void decodetc_core(const gt_kargs_t &a) {
 #pragma unroll
     for (int mt = 0; mt < MR; mt++)
 #pragma unroll
-      for (int nb = 0; nb < NB; nb++) mma2(acc[mt][nb], w[mt][0], w[mt][1], x[nb]);
+      for (int nb = 0; nb < NB; nb++) {
+        if (OP::PROMO && promote) {
+          float f[4] = {0.f, 0.f, 0.f, 0.f};
+          mma2(f, w[mt][0], w[mt][1], x[nb]);
+#pragma unroll
+          for (int i = 0; i < 4; i++) acc[mt][nb][i] += f[i];
+        } else {
+          mma2(acc[mt][nb], w[mt][0], w[mt][1], x[nb]);
+        }
+      }
   }
 
   // Accumulator element i of tile (mt, nb) is row g (+8 for i >= 2), token 2q (+1 for odd i).

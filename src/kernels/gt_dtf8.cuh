@@ -41,6 +41,7 @@ __device__ __forceinline__ vec<8> ld_tail_u8(const uint8_t *p, int64_t valid) {
 template <typename TA, typename TB, typename TD> struct dtc8 {
   using E = uint8_t;
   static constexpr int VE = 16;
+  static constexpr bool PROMO = true;  // where the key asks (f8_promote)
   static __device__ __forceinline__ void mma(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                              uint32_t a3, uint32_t b0, uint32_t b1) {
     mma_f8<TA, TB>::mma(c, a0, a1, a2, a3, b0, b1);

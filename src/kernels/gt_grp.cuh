@@ -226,54 +226,20 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
   }
 }
 
-// acc += part, once part's wgmma group is complete (its registers pinned after the wait).
-template <int MB, int R>
-__device__ __forceinline__ void grp_f8_add(float (&acc)[MB][R], float (&part)[MB][R]) {
-#pragma unroll
-  for (int mb = 0; mb < MB; mb++) {
-    wg_fence_acc(part[mb]);
-#pragma unroll
-    for (int i = 0; i < R; i++) acc[mb][i] += part[mb][i];
-  }
-}
-
-// The fp8 consumer's work on one slice of the ring (sa: its weight boxes, sb: its row boxes):
-// each 128-element box of K (4 k32 instructions) goes into a fresh wgmma partial (scale-d 0 on
-// its first instruction), which is added to acc once the box's group is complete. NP = 2
-// partials alternate, so one box's instructions run while the previous box is added; NP = 1
-// (the widest tiles, for registers) waits for each box. The slice ends with every group
-// complete: the caller may release the stage at once.
+// The fp8 consumer's work on one slice of the ring (sa: its weight boxes, sb: its row boxes),
+// promoted box by box (gt_wgf8.cuh's f8_promo_slice): the slice ends with every group complete,
+// so the caller may release the stage at once.
 template <typename TO, int MB, int R, int BN, int NBOX, int NP, uint32_t A_BOX, uint32_t B_BOX>
 __device__ __forceinline__ void grp_f8_slice(float (&acc)[MB][R], float (&part)[NP][MB][R],
                                              uint32_t sa, uint32_t sb) {
-  static_assert(NP == 1 || NP == 2, "one or two partials");
-#pragma unroll
-  for (int j = 0; j < NBOX; j++) {
-    // The partial was last read by this thread (added to acc): its registers are pinned here,
-    // so those reads stay above the fence that must separate them from wgmma's rewrite.
-#pragma unroll
-    for (int mb = 0; mb < MB; mb++) wg_fence_acc(part[j % NP][mb]);
-    wg_fence();
+  f8_promo_slice<MB, R, NP, NBOX>(acc, part, [&](float (&q)[MB][R], int j) {
 #pragma unroll
     for (int kk = 0; kk < 4; kk++)
 #pragma unroll
       for (int mb = 0; mb < MB; mb++)
-        wgmma_f8<TO, TO, BN>::mma(part[j % NP][mb],
-                                  wg_desc(sa + j * A_BOX + mb * 64 * 128 + kk * 32),
+        wgmma_f8<TO, TO, BN>::mma(q[mb], wg_desc(sa + j * A_BOX + mb * 64 * 128 + kk * 32),
                                   wg_desc(sb + j * B_BOX + kk * 32), kk != 0);
-    wg_commit();
-    if (NP == 1) {
-      wg_wait<0>();
-      grp_f8_add(acc, part[0]);
-    } else if (j > 0) {
-      wg_wait<1>();  // box j - 1 is complete, box j may still run
-      grp_f8_add(acc, part[(j - 1) % 2]);
-    }
-  }
-  if (NP == 2) {
-    wg_wait<0>();
-    grp_f8_add(acc, part[(NBOX - 1) % 2]);
-  }
+  });
 }
 
 // T: D's element type (and the operands' when TO is T); BM weight rows (output columns) x BN
@@ -354,8 +320,8 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
       grp_produce<BM, BN, BK, S, WMN, ES>(p, base, full0, empty0, grp, n0, r0, kbeg, nk);
   } else if constexpr (F8) {
     // Two partials where the registers allow (acc and both: at most 96 a thread).
-    constexpr int NP = MB * R <= 32 ? 2 : 1;
-    static_assert(MB * R * (1 + NP) <= 128, "fp8 grouped tile: acc and its partials in registers");
+    constexpr int NP = f8_promo<MB, R>::NP;
+    static_assert(f8_promo<MB, R>::ok, "fp8 grouped tile: acc and its partials in registers");
     float part[NP][MB][R];
 #pragma unroll
     for (int j = 0; j < NP; j++)

@@ -65,6 +65,12 @@ typedef struct gt_kargs {
   int scale_mode_a, scale_mode_b; /* 0: none (1.0), 1: tensorwise scalar, 2: outer vector
                                      (one fp32 per row of op(A) i.e. per m, resp. per column of
                                      op(B) i.e. per n) */
+  int f8_promote;   /* fp8: 1 unless the key asks for fast accumulation. Hopper's fp8 tensor-core
+                       accumulator keeps about 14 bits of an fp32 sum (DeepSeek-V3 report,
+                       3.3.2), so the kernels then sum each 128 (wgf8) or 64 x u (dtf8) elements
+                       of K into a fresh partial and add it to the fp32 sum, as cuBLASLt does
+                       without CUBLASLT_MATMUL_DESC_FAST_ACCUM; wgf8 tiles too wide for the
+                       partial's registers refuse such keys (gt_kparams_f8_promotes) */
 } gt_kargs_t;
 
 #ifdef __cplusplus

@@ -31,6 +31,20 @@ const char *gt_kfamily_name(gt_kfamily_t f) {
 
 bool gt_kfamily_is_fp8(gt_kfamily_t f) { return f == GT_KFAM_WGF8 || f == GT_KFAM_DTF8; }
 
+bool gt_kparams_f8_promotes(const gt_kparams_t *p) {
+  if (p->family == GT_KFAM_DTF8) return true;
+  if (p->family != GT_KFAM_WGF8) return false;
+  /* gt_wg.cuh's wg_shape: swapped tiles (gen_instances.py's wg_swapped) hold BM / CW weight
+   * rows as wgmma's N, R = that / 2 fp32 registers; the others BM / 64 / CW m64 blocks of
+   * BN / 2 each. gt_f8_promo.cuh's f8_promo: NP = 2 partials up to 32 of them, else 1, and
+   * acc + partials within 128. */
+  const int bm = p->tile_m, bn = p->tile_n, cw = p->consumers > 0 ? p->consumers : 1;
+  const bool sw = bn == 64 || ((bn == 8 || bn == 16 || bn == 32) && bm % 64 != 0);
+  const int acc = sw ? bm / cw / 2 : bm / 64 / cw * (bn / 2);
+  const int np = acc <= 32 ? 2 : 1;
+  return acc * (1 + np) <= 128;
+}
+
 /* Only the two types the mma.sync/bf16x2 paths take; any other type has no own instance. */
 static bool dtype_ok(gt_dtype_t t) { return t == GT_DT_BF16 || t == GT_DT_F16; }
 

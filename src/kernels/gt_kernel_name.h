@@ -131,6 +131,12 @@ const char *gt_kfamily_name(gt_kfamily_t f);
  * three element types and they run through the fp8 entry points (gt_kernels_fp8.h). */
 bool gt_kfamily_is_fp8(gt_kfamily_t f);
 
+/* Whether an fp8 instance can promote its sums (gt_kernel_args.h's f8_promote, which a key
+ * without fast accumulation asks for): every dtf8 instance; a wgf8 one whose accumulators and
+ * the promotion's partials fit in 128 registers a thread (the rule of gt_f8_promo.cuh's
+ * f8_promo, which the kernel applies to itself). False for every other family. */
+bool gt_kparams_f8_promotes(const gt_kparams_t *p);
+
 /* Parse an instance name into its parameters. Fails with GT_ERR_NOT_FOUND when the name is not
  * an own-kernel name at all (wrong prefix, an architecture token not in the table, unknown
  * family), GT_ERR_DATA when it is one but is malformed or not in canonical form (the message

@@ -31,6 +31,7 @@
 #include <cooperative_groups.h>
 
 #include "gt_f8.cuh"
+#include "gt_f8_promo.cuh"
 #include "gt_kcommon.cuh"
 #include "gt_wg.cuh"
 #include "gt_wgp.cuh"
@@ -100,18 +101,21 @@ __device__ __forceinline__ auto wgf8_fin(const gt_kargs_t &a) {
 }
 
 // One 32-byte K step of a consumer warpgroup's wgmma's, from the weight box at ka and the token
-// box at kb: wgf8p_body's. wgf8_body spells the same step inline: through this function its
-// measured one-tile kernels compile to other address arithmetic (PTX, 2026-12-07), and they keep
-// their machine code (wg_body and wgp_body likewise).
+// box at kb: wgf8p_body's, and the promoting loops' (sd 0: into a fresh partial). wgf8_body's
+// plain loop spells the same step inline: through this function its measured one-tile kernels
+// compile to other address arithmetic (PTX, 2026-12-07), and they keep their machine code
+// (wg_body and wgp_body likewise).
 template <typename TA, typename TB, int MB, int R, int BN, bool SW, int WN>
-__device__ __forceinline__ void wgf8_mma(float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi) {
+__device__ __forceinline__ void wgf8_mma(float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi,
+                                         int sd = 1) {
   if constexpr (SW) {
     // Tokens are wgmma's A (M = 64 rows of the B box), the warpgroup's weight rows its B.
-    wgmma_f8<TB, TA, WN>::mma(acc[0], wg_desc(kb), wg_desc(ka + wgi * WN * 128));
+    wgmma_f8<TB, TA, WN>::mma(acc[0], wg_desc(kb), wg_desc(ka + wgi * WN * 128), sd);
   } else {
 #pragma unroll
     for (int mb = 0; mb < MB; mb++)
-      wgmma_f8<TA, TB, BN>::mma(acc[mb], wg_desc(ka + (wgi * MB + mb) * 64 * 128), wg_desc(kb));
+      wgmma_f8<TA, TB, BN>::mma(acc[mb], wg_desc(ka + (wgi * MB + mb) * 64 * 128), wg_desc(kb),
+                                sd);
   }
 }
 
@@ -180,6 +184,8 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
   constexpr int CX = CM * CN;  // CTAs of a multicast cluster
   constexpr int PRODUCER = 4 * CW;  // warp index of the producer warp
   using DS = typename f8_store<T>::S;
+  constexpr bool PROMO = f8_promo<MB, R>::ok;  // else the provider refuses f8_promote
+  constexpr int NP = f8_promo<MB, R>::NP;
 
   extern __shared__ uint8_t wg_smem[];
   __shared__ __align__(8) uint64_t bars[2 * S];  // full[S], then empty[S]
@@ -255,6 +261,37 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
     } else {
       pdl_wait();
     }
+  } else if (PROMO && a.f8_promote) {
+    // Promoted (see f8_promo): each stage goes back as soon as its slice is summed, except the
+    // last, as in the plain loop below (no peer waits for it).
+    pdl_wait();
+    if constexpr (PROMO) {
+      float part[NP][MB][R];
+#pragma unroll
+      for (int j = 0; j < NP; j++)
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+          for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;  // defined before wgmma's first read
+      for (int it = 0; it < nk; it++) {
+        const int s = it % S;
+        wgf8_wait(full0 + 8 * s, (it / S) & 1);
+        const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
+        f8_promo_slice<MB, R, NP, NBOX>(acc, part, [&](float (&q)[MB][R], int j) {
+#pragma unroll
+          for (int kk = 0; kk < 4; kk++)
+            wgf8_mma<TA, TB, MB, R, BN, SW, WN>(q, sa + j * A_BOX + kk * KSTEP,
+                                                sb + j * B_BOX + kk * KSTEP, wgi, kk != 0);
+        });
+        if (it + 1 < nk) {
+          if constexpr (CX > 1) {
+            if (lane < CX) mbar_arrive_remote(empty0 + 8 * s, (uint32_t)lane);
+          } else {
+            mbar_arrive(empty0 + 8 * s);
+          }
+        }
+      }
+    }
   } else {
     pdl_wait();
     for (int it = 0; it < nk; it++) {
@@ -329,10 +366,10 @@ __device__ __forceinline__ void wgf8p_body(const gt_kargs_t &a) {
   using shape = wg_shape<BM, BN, SW, CW>;
   constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   const int tok0 = (int)blockIdx.y * BN;
-  wgp_loop<1, BM, BN, BK, S, P, SW, CW, false, false>(
+  wgp_loop<1, BM, BN, BK, S, P, SW, CW, false, false, f8_promo<MB, R>::ok>(
       a,
-      [](float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi) {
-        wgf8_mma<TA, TB, MB, R, BN, SW, WN>(acc, ka, kb, wgi);
+      [](float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi, int sd = 1) {
+        wgf8_mma<TA, TB, MB, R, BN, SW, WN>(acc, ka, kb, wgi, sd);
       },
       [](uint32_t bar, uint32_t parity) { wgf8_wait(bar, parity); },
       [&](const float (&acc)[MB][R], int warp, int lane, int row0) {

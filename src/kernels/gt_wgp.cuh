@@ -17,6 +17,7 @@
 // Kept out of gt_wg.cuh so that the one-tile instances' sources stay as they are.
 #pragma once
 
+#include "gt_f8_promo.cuh"
 #include "gt_wg.cuh"
 
 namespace gtk {
@@ -35,8 +36,12 @@ namespace gtk {
 //   wait(bar, parity): a barrier wait (the producer's empty and the consumers' full waits);
 //   store(acc, warp, lane, row0): the consumers' store of one finished tile from registers,
 //     called after the dependent-launch wait.
+//
+// PROMO (fp8 only; gt_wgf8.cuh's f8_promo): where the key asks for it (f8_promote), each 128-K
+// box is summed into a fresh partial, mma's fifth argument the scale-d (0 on a box's first
+// step), and each stage goes back as soon as its slice is summed.
 template <int ESZ, int BM, int BN, int BK, int S, int P, bool SW, int CW, bool AMN, bool BMN,
-          typename Mma, typename Wait, typename Store>
+          bool PROMO, typename Mma, typename Wait, typename Store>
 __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&wait,
                                          Store &&store) {
   static_assert(ESZ == 1 || ESZ == 2, "1- or 2-byte elements");
@@ -53,6 +58,7 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
                 "wg tile");
   static_assert(SW ? WN % 8 == 0 : (BM / 64) % CW == 0, "wg consumer split");
   constexpr int PRODUCER = 4 * CW;
+  static_assert(!PROMO || (ESZ == 1 && f8_promo<MB, R>::ok), "promotion: fp8, within registers");
   static_assert(!AMN || (ESZ == 2 && BM % 64 == 0 && (!SW || WN % 64 == 0)),
                 "wg M-major weights");
   static_assert(!BMN || (ESZ == 2 && SW && BN == 64), "wg N-major tokens");
@@ -141,6 +147,16 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
 
   // Consumer warpgroups.
   pdl_wait();
+  constexpr int NP = f8_promo<MB, R>::NP;
+  float part[PROMO ? NP : 1][MB][PROMO ? R : 1];
+  if constexpr (PROMO) {
+#pragma unroll
+    for (int j = 0; j < NP; j++)
+#pragma unroll
+      for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+        for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;  // defined before wgmma's first read
+  }
   int g = 0;
   for (int tile = (int)blockIdx.x; tile < tiles; tile += (int)gridDim.x) {
     float acc[MB][R];
@@ -148,6 +164,23 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
       for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
+    if (PROMO && a.f8_promote) {
+      if constexpr (PROMO) {
+        for (int it = 0; it < nk; it++, g++) {
+          const int s = g % S;
+          wait(full0 + 8 * s, (g / S) & 1);
+          const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
+          f8_promo_slice<MB, R, NP, NBOX>(acc, part, [&](float (&q)[MB][R], int j) {
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+              mma(q, sa + j * A_BOX + kk * 32, sb + j * B_BOX + kk * 32, wgi, kk != 0);
+          });
+          mbar_arrive(empty0 + 8 * s);
+        }
+        store(acc, warp, lane, tile * BM);
+      }
+      continue;
+    }
     for (int it = 0; it < nk; it++, g++) {
       const int s = g % S;
       wait(full0 + 8 * s, (g / S) & 1);
@@ -183,7 +216,7 @@ __device__ __forceinline__ void wgp_body(const gt_kargs_t &a) {
   constexpr int WN = shape::WN, MB = shape::MB, R = shape::R;
   const int tok0 = (int)blockIdx.y * BN;
   const auto fin = wg_fin<T, EPI>(a);
-  wgp_loop<2, BM, BN, BK, S, P, SW, CW, AMN, BMN>(
+  wgp_loop<2, BM, BN, BK, S, P, SW, CW, AMN, BMN, false>(
       a,
       [](float (&acc)[MB][R], uint32_t ka, uint32_t kb, int wgi) {
         if constexpr (SW) {

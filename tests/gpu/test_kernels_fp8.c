@@ -9,9 +9,13 @@
  * bits than fp32 over the whole K shows its loss (the fp8 grouped kernels lost 0.8-1.7% on such
  * sums of 1024 products before they promoted; cuBLASLt promotes unless asked not to). Every
  * output element is checked (D is poisoned with NaN before each launch, so an element a kernel
- * does not write fails). Also: gt_kernels_fp8_select refuses what an instance does not take, the
- * launch refuses misaligned operands, a missing bias and a missing scale pointer, and split-K
- * (reduced in a cluster) is bitwise reproducible.
+ * does not write fails). Calls without fast accumulation (cuBLASLt's and torch's default) run
+ * the promoted path (gt_kernel_args.h's f8_promote) of the instances that have one, on every
+ * shape, and fast_accum calls their plain path on the tensorwise scales; a wgf8 tile too wide to
+ * promote runs fast_accum calls only, and not the same-signed shape. Also:
+ * gt_kernels_fp8_select refuses what an instance does not take, the launch refuses misaligned
+ * operands, a missing bias, a missing scale pointer and a call without fast accumulation on a
+ * tile that cannot promote, and split-K (reduced in a cluster) is bitwise reproducible.
  *
  * Error bound per element, with S = |alpha sa sb| sum_k |a_k b_k|: 2^-9 S for the accumulation
  * (Hopper's fp8 wgmma accumulates with fewer bits than fp32; a wrong layout gives errors of the
@@ -254,7 +258,7 @@ static void free_dev(dev_ops_t *d) {
 }
 
 static gt_kfp8_call_t make_call(const host_ops_t *h, const dev_ops_t *d, int idx, int ma, int mb,
-                                float alpha, float beta, gt_epilogue_t epi) {
+                                float alpha, float beta, gt_epilogue_t epi, int fast) {
   const gt_kparams_t *kp = &gt_kinstances[idx].params;
   gt_kfp8_call_t c = {.m = h->sc->m, .n = h->sc->n, .k = h->sc->k, .lda = h->lda,
                       .ldb = h->ldb, .ldc = h->ldc, .A = d->A, .B = d->B,
@@ -262,19 +266,20 @@ static gt_kfp8_call_t make_call(const host_ops_t *h, const dev_ops_t *d, int idx
                       .bias = epi != GT_EPI_NONE ? d->bias : NULL, .epilogue = (int)epi,
                       .alpha = alpha, .beta = beta, .scale_a = d->sa, .scale_b = d->sb,
                       .scale_mode_a = ma, .scale_mode_b = mb, .a_type = kp->dtype,
-                      .b_type = kp->b_dtype, .d_type = kp->d_dtype};
+                      .b_type = kp->b_dtype, .d_type = kp->d_dtype, .fast_accum = fast};
   return c;
 }
 
-/* Launch instance idx, wait, and compare every element; returns the worst error / bound. */
+/* Launch instance idx (fast: the call's fast_accum), wait, and compare every element; returns
+ * the worst error / bound. */
 static double run_check(int idx, const host_ops_t *h, const dev_ops_t *d, int ma, int mb,
-                        float alpha, float beta, gt_epilogue_t epi, const double *ref,
+                        float alpha, float beta, gt_epilogue_t epi, int fast, const double *ref,
                         const double *mag, unsigned char *got) {
   const gt_kinstance_t *in = &gt_kinstances[idx];
   const gt_dtype_t td = in->params.d_dtype;
   const shape_case_t *sc = h->sc;
   CK(cudaMemset(d->D, 0xff, d->d_bytes)); /* NaN in bf16, f16 and f32 */
-  gt_kfp8_call_t c = make_call(h, d, idx, ma, mb, alpha, beta, epi);
+  gt_kfp8_call_t c = make_call(h, d, idx, ma, mb, alpha, beta, epi, fast);
   if (gt_kernels_fp8_launch(idx, &c, NULL) != GT_OK) fail_msg("%s: %s", in->name, gt_err_msg());
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess)
@@ -288,10 +293,10 @@ static double run_check(int idx, const host_ops_t *h, const dev_ops_t *d, int ma
       const double bound = mag[j * sc->m + i] / 512.0 + d_eps(td) * fabs(r) + 1e-6;
       const double err = fabs(v - r);
       if (!(err <= bound))
-        fail_msg("%s on %s (scales %d/%d, epilogue %s): D[%lld,%lld] = %.6g, reference %.6g, "
+        fail_msg("%s on %s (scales %d/%d, epilogue %s%s): D[%lld,%lld] = %.6g, reference %.6g, "
                  "bound %.3g",
-                 in->name, sc->name, ma, mb, gt_epilogue_name(epi), (long long)i, (long long)j,
-                 v, r, bound);
+                 in->name, sc->name, ma, mb, gt_epilogue_name(epi), fast ? ", fast_accum" : "",
+                 (long long)i, (long long)j, v, r, bound);
       if (err / bound > worst) worst = err / bound;
     }
   return worst;
@@ -322,7 +327,7 @@ static void test_gate(void **state) {
   const int64_t mn = sc->m * sc->n;
   double *ref = malloc(sizeof(double) * (size_t)mn), *mag = malloc(sizeof(double) * (size_t)mn);
   double *sum = malloc(sizeof(double) * (size_t)mn), *abs_ = malloc(sizeof(double) * (size_t)mn);
-  int ran = 0;
+  int ran = 0, fast_runs = 0, skipped = 0;
   double worst = 0;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -372,10 +377,21 @@ static void test_gate(void **state) {
           if (g->epi != GT_EPI_NONE && s != 0 && s != 2) continue;
           reference(&h, sum, abs_, k_scales[s].ma, k_scales[s].mb, alpha, beta, g->epi, ref, mag);
           for (int q = 0; q < ni; q++) {
+            /* An instance that promotes runs its promoted path (the key without fast
+             * accumulation) on every scale mode but tensorwise, which runs its fast path; one
+             * that cannot promote runs fast_accum calls only (it refuses the others), and not on
+             * the same-signed shape, whose bound holds for promoted sums only. */
+            const bool pr = gt_kparams_f8_promotes(&gt_kinstances[idx[q]].params);
+            const int fast = !pr || (k_scales[s].ma == 1 && k_scales[s].mb == 1);
+            if (fast && sc->same_sign) {
+              skipped++;
+              continue;
+            }
             const double w = run_check(idx[q], &h, &d, k_scales[s].ma, k_scales[s].mb, alpha,
-                                       beta, g->epi, ref, mag, got);
+                                       beta, g->epi, fast, ref, mag, got);
             if (w > worst) worst = w;
             ran++;
+            fast_runs += fast;
           }
         }
         free(got);
@@ -386,7 +402,9 @@ static void test_gate(void **state) {
       free_host(&h);
     }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("  %s: %d runs, worst error %.3f of its bound (%.1f s)\n", g->name, ran, worst,
+  printf("  %s: %d runs (%d fast_accum, %d fast_accum skipped), worst error %.3f of its bound "
+         "(%.1f s)\n",
+         g->name, ran, fast_runs, skipped, worst,
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   assert_true(ran > 0);
   free(ref);
@@ -437,26 +455,47 @@ static void test_refusals(void **state) {
   make_host(&h, &sc, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN);
   dev_ops_t d;
   upload(&h, GT_DT_BF16, &d);
-  /* both fp8 families: TMA (wgf8) and plain 16-byte loads (dtf8) */
+  /* both fp8 families: TMA (wgf8) and plain 16-byte loads (dtf8); fast_accum calls, which
+   * every instance takes */
   for (int f = 0; f < 2; f++) {
     const gt_kfamily_t fam = f ? GT_KFAM_DTF8 : GT_KFAM_WGF8;
     const int plain = first_instance(fam, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, false, 1);
     const int twin = first_instance(fam, GT_DT_F8E4M3FN, GT_DT_F8E4M3FN, GT_DT_BF16, true, 1);
     assert_true(plain >= 0 && twin >= 0);
-    gt_kfp8_call_t c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
+    gt_kfp8_call_t c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE, 1);
     c.A = (const char *)d.A + 1; /* 16-byte loads (TMA for wgf8) need aligned operands */
     assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
-    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
+    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE, 1);
     c.lda = h.lda + 8; /* 16-byte strides */
     assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
-    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE);
+    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_NONE, 1);
     c.scale_a = NULL; /* tensorwise needs its pointer */
     assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_USAGE);
-    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_BIAS); /* a plain instance, a bias call */
+    c = make_call(&h, &d, plain, 1, 1, 1.f, 0.f, GT_EPI_BIAS, 1); /* plain instance, bias call */
     assert_int_equal(gt_kernels_fp8_launch(plain, &c, NULL), GT_ERR_UNSUPPORTED);
-    c = make_call(&h, &d, twin, 0, 0, 1.f, 0.f, GT_EPI_BIAS);
+    c = make_call(&h, &d, twin, 0, 0, 1.f, 0.f, GT_EPI_BIAS, 1);
     c.bias = NULL;
     assert_int_equal(gt_kernels_fp8_launch(twin, &c, NULL), GT_ERR_USAGE);
+  }
+  /* A wgf8 tile too wide to promote refuses a call without fast accumulation and runs one with
+   * it (where the table has such a tile). */
+  int wide = -1;
+  for (size_t i = 0; i < gt_kinstance_count && wide < 0; i++) {
+    const gt_kparams_t *kp = &gt_kinstances[i].params;
+    if (kp->family == GT_KFAM_WGF8 && !gt_kparams_f8_promotes(kp) && !kp->epilogue &&
+        kp->dtype == GT_DT_F8E4M3FN && kp->b_dtype == GT_DT_F8E4M3FN &&
+        kp->d_dtype == GT_DT_BF16)
+      wide = (int)i;
+  }
+  if (wide >= 0) {
+    gt_kfp8_call_t c = make_call(&h, &d, wide, 1, 1, 1.f, 0.f, GT_EPI_NONE, 0);
+    assert_int_equal(gt_kernels_fp8_launch(wide, &c, NULL), GT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gt_err_msg(), "promote"));
+    c.fast_accum = 1;
+    assert_int_equal(gt_kernels_fp8_launch(wide, &c, NULL), GT_OK);
+    CK(cudaDeviceSynchronize());
+  } else {
+    printf("  (no wgf8 tile of this build is too wide to promote)\n");
   }
   free_dev(&d);
   free_host(&h);
@@ -477,7 +516,8 @@ static void test_splitk_reproducible(void **state) {
       continue;
     unsigned char *r1 = malloc(d.d_bytes), *r2 = malloc(d.d_bytes);
     for (int rep = 0; rep < 2; rep++) {
-      gt_kfp8_call_t c = make_call(&h, &d, (int)i, 2, 2, 1.f, 0.f, GT_EPI_NONE);
+      gt_kfp8_call_t c =
+          make_call(&h, &d, (int)i, 2, 2, 1.f, 0.f, GT_EPI_NONE, !gt_kparams_f8_promotes(kp));
       CK(cudaMemset(d.D, 0xff, d.d_bytes));
       if (gt_kernels_fp8_launch((int)i, &c, NULL) != GT_OK)
         fail_msg("%s: %s", gt_kinstances[i].name, gt_err_msg());

@@ -44,6 +44,9 @@ typedef struct gt_kfp8_call {
   const float *scale_a, *scale_b; /* device pointers (see gt_kernel_args.h) */
   int scale_mode_a, scale_mode_b;
   gt_dtype_t a_type, b_type, d_type; /* must be the instance's */
+  int fast_accum; /* 0 (cuBLASLt's default): the sums are promoted to fp32 every 128 (wgf8) or
+                     64 x u (dtf8) elements of K, and an instance that cannot is refused; 1:
+                     the tensor core's own accumulator throughout */
 } gt_kfp8_call_t;
 
 /* Whether table row idx is an fp8 instance that takes these element types (A, B; C and D share

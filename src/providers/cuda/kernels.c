@@ -292,6 +292,13 @@ static bool hard_ok(int idx, const gt_problem_t *p, const kdev_t *d, char *why, 
       return snprintf(why, cap, "takes C of D's type %s; problem's C is %s",
                       gt_dtype_name(p->d_type), gt_dtype_name(p->c_type)),
              false;
+    // Without fast accumulation the key asks for cuBLASLt's full fp32 sum: Hopper's fp8
+    // tensor-core accumulator keeps about 14 bits, so the instance must promote (f8_promote).
+    if (!p->fast_accum && !gt_kparams_f8_promotes(kp))
+      return snprintf(why, cap, "cannot promote its fp8 sums (its accumulators and a partial "
+                                "exceed 128 registers); the key asks for full accumulation "
+                                "(no fast_accum)"),
+             false;
     // dtf8 stores D itself: no workspace, and the split-K reduce kernel applies no scales. Its
     // names cannot carry a split; a table row that did would be refused here, not run.
     if (kp->family == GT_KFAM_DTF8 && kp->splitk != 1)
@@ -872,6 +879,7 @@ static gt_status_t kernels_run(void *state, const gt_operands_t *ops, void *stre
     gt_status_t ss = gt_kernels_fp8_set_scales(&a, ops->scale_a, (int)st->p.scale_a, ops->scale_b,
                                                (int)st->p.scale_b);
     if (ss != GT_OK) return ss;
+    a.f8_promote = !st->p.fast_accum; /* hard_ok admitted only instances that can */
   }
   void *args[] = {&a};
   cudaStream_t s = (cudaStream_t)stream;
@@ -946,6 +954,10 @@ gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream
     return gt_err_set(GT_ERR_UNSUPPORTED, "%s: %s", in->name,
                       kp->epilogue ? "epilogue twin: for calls with an epilogue"
                                    : "plain instance: the call has an epilogue");
+  if (!c->fast_accum && !gt_kparams_f8_promotes(kp))
+    return gt_err_set(GT_ERR_UNSUPPORTED, "%s: cannot promote its fp8 sums (accumulators and a "
+                      "partial over 128 registers): a call without fast_accum needs that",
+                      in->name);
   const size_t dsize = gt_dtype_size(kp->d_dtype);
   if (c->m < 1 || c->n < 1 || c->k < 1 || c->m > INT_MAX || c->n > INT_MAX || c->k > INT_MAX ||
       c->lda < c->k || c->ldb < c->k || c->ldc < c->m)
@@ -990,6 +1002,7 @@ gt_status_t gt_kernels_fp8_launch(int idx, const gt_kfp8_call_t *c, void *stream
   a.evict_first = g_wg_evict_first;
   a.bias = has_bias ? c->bias : NULL;
   a.epilogue = c->epilogue;
+  a.f8_promote = !c->fast_accum;
   if ((s = gt_kernels_fp8_set_scales(&a, c->scale_a, c->scale_mode_a, c->scale_b,
                                      c->scale_mode_b)) != GT_OK)
     return s;
