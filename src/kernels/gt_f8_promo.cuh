@@ -19,6 +19,18 @@ template <int MB, int R> struct f8_promo {
   static constexpr bool ok = MB * R * (1 + NP) <= 128;
 };
 
+// The partials zeroed once, before the first box: wgmma reads its d registers (scale-d 0
+// discards their values, but they must be defined).
+template <int NP, int MB, int R>
+__device__ __forceinline__ void f8_promo_zero(float (&part)[NP][MB][R]) {
+#pragma unroll
+  for (int j = 0; j < NP; j++)
+#pragma unroll
+    for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+      for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;
+}
+
 // acc += part, once part's wgmma group is complete (its registers pinned after the wait).
 template <int MB, int R>
 __device__ __forceinline__ void f8_promo_add(float (&acc)[MB][R], float (&part)[MB][R]) {

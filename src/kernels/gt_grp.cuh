@@ -323,12 +323,7 @@ __device__ __forceinline__ void grp_body(const gt_grouped_kargs_t &p) {
     constexpr int NP = f8_promo<MB, R>::NP;
     static_assert(f8_promo<MB, R>::ok, "fp8 grouped tile: acc and its partials in registers");
     float part[NP][MB][R];
-#pragma unroll
-    for (int j = 0; j < NP; j++)
-#pragma unroll
-      for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-        for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;  // defined before wgmma's first read
+    f8_promo_zero(part);
     for (int it = 0; it < nk; it++) {
       const int s = it % S;
       grp_wait(full0 + 8 * s, (it / S) & 1);

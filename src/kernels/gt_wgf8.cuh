@@ -267,12 +267,7 @@ __device__ __forceinline__ void wgf8_body(const gt_kargs_t &a) {
     pdl_wait();
     if constexpr (PROMO) {
       float part[NP][MB][R];
-#pragma unroll
-      for (int j = 0; j < NP; j++)
-#pragma unroll
-        for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-          for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;  // defined before wgmma's first read
+      f8_promo_zero(part);
       for (int it = 0; it < nk; it++) {
         const int s = it % S;
         wgf8_wait(full0 + 8 * s, (it / S) & 1);

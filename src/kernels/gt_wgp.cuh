@@ -22,6 +22,27 @@
 
 namespace gtk {
 
+// One tile's nk slices on wgp_loop's promoted path (PROMO, f8_promote), from slice counter g
+// on: each 128-K box summed into a fresh partial by mma (its fifth argument the scale-d, 0 on
+// a box's first step), and each stage given back as soon as its slice is summed.
+template <int NBOX, int S, uint32_t A_BOX, uint32_t B_BOX, uint32_t A_BYTES, uint32_t STAGE,
+          int MB, int R, int NP, typename Mma, typename Wait>
+__device__ __forceinline__ void wgp_promo_tile(float (&acc)[MB][R], float (&part)[NP][MB][R],
+                                               int nk, int &g, uint32_t base, uint32_t full0,
+                                               uint32_t empty0, int wgi, Mma &mma, Wait &wait) {
+  for (int it = 0; it < nk; it++, g++) {
+    const int s = g % S;
+    wait(full0 + 8 * s, (g / S) & 1);
+    const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
+    f8_promo_slice<MB, R, NP, NBOX>(acc, part, [&](float (&q)[MB][R], int j) {
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        mma(q, sa + j * A_BOX + kk * 32, sb + j * B_BOX + kk * 32, wgi, kk != 0);
+    });
+    mbar_arrive(empty0 + 8 * s);
+  }
+}
+
 // The persistent pipeline, shared by wg (16-bit operands, wgp_body below) and wgf8 (fp8,
 // gt_wgf8.cuh's wgf8p_body): KS = 1 and CM = 1, looping over weight tiles blockIdx.x,
 // blockIdx.x + gridDim.x, ... with one ring and one slice counter g for the whole loop (stage
@@ -149,14 +170,7 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
   pdl_wait();
   constexpr int NP = f8_promo<MB, R>::NP;
   float part[PROMO ? NP : 1][MB][PROMO ? R : 1];
-  if constexpr (PROMO) {
-#pragma unroll
-    for (int j = 0; j < NP; j++)
-#pragma unroll
-      for (int mb = 0; mb < MB; mb++)
-#pragma unroll
-        for (int i = 0; i < R; i++) part[j][mb][i] = 0.f;  // defined before wgmma's first read
-  }
+  if constexpr (PROMO) f8_promo_zero(part);
   int g = 0;
   for (int tile = (int)blockIdx.x; tile < tiles; tile += (int)gridDim.x) {
     float acc[MB][R];
@@ -165,20 +179,10 @@ __device__ __forceinline__ void wgp_loop(const gt_kargs_t &a, Mma &&mma, Wait &&
 #pragma unroll
       for (int i = 0; i < R; i++) acc[mb][i] = 0.f;
     if (PROMO && a.f8_promote) {
-      if constexpr (PROMO) {
-        for (int it = 0; it < nk; it++, g++) {
-          const int s = g % S;
-          wait(full0 + 8 * s, (g / S) & 1);
-          const uint32_t sa = base + s * STAGE, sb = sa + A_BYTES;
-          f8_promo_slice<MB, R, NP, NBOX>(acc, part, [&](float (&q)[MB][R], int j) {
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++)
-              mma(q, sa + j * A_BOX + kk * 32, sb + j * B_BOX + kk * 32, wgi, kk != 0);
-          });
-          mbar_arrive(empty0 + 8 * s);
-        }
-        store(acc, warp, lane, tile * BM);
-      }
+      if constexpr (PROMO)
+        wgp_promo_tile<NBOX, S, A_BOX, B_BOX, A_BYTES, STAGE>(acc, part, nk, g, base, full0,
+                                                              empty0, wgi, mma, wait);
+      store(acc, warp, lane, tile * BM);
       continue;
     }
     for (int it = 0; it < nk; it++, g++) {
