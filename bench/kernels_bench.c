@@ -732,13 +732,14 @@ static bool open_csvs(const char *dir, const opts_t *o, FILE **csv, FILE **ccsv)
   }
   const char *bl = base_label(o);
   fprintf(*csv, "label,tokens,out,in,weight_mb,%s_us,%s_spread,best_us,best_spread,"
-                "best_name,ratio,best_gbps,%s_gbps,own_raced,own_gate_failed%s%s\n", bl, bl, bl,
+                "best_name,ratio,best_gbps,%s_gbps,own_raced,own_gate_failed%s%s%s\n", bl, bl, bl,
           o->epilogue != GT_EPI_NONE
               ? ",epilogue,twin_pair_us,twin_pair_spread,plain_pair_us,plain_pair_spread,"
                 "plain_name,fused_cost"
               : "",
           o->floor ? ",floor_us,floor_name,floor_base_us,floor_best_us,floor_gbps,"
-                     "floor_design_us" : "");
+                     "floor_design_us" : "",
+          o->fp8 ? ",fast_accum" : "");
   fprintf(*ccsv, "label,tokens,out,in,name,quick_us,median_us,spread,rounds\n");
   return true;
 }
@@ -800,6 +801,7 @@ static void report_shape(const shape_race_t *sr, const gt_shape_t *sh, const gt_
     fprintf(csv, ",%.3f,%s,%.3f,%.3f,%.0f,%.3f", f->ok ? f->floor_us : NAN,
             f->ok ? f->name : "", f->ok ? f->base_us : NAN, f->ok ? f->best_us : NAN,
             f->ok ? bytes / f->floor_us / 1e3 : NAN, f->ok ? f->design_us : NAN);
+  if (o->fp8) fprintf(csv, ",%d", p->fast_accum ? 1 : 0);
   fputc('\n', csv);
   write_candidates(ccsv, sh, p, sr);
   fflush(csv);

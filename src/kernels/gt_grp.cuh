@@ -227,7 +227,7 @@ __device__ __forceinline__ void grp_store(const gt_grouped_args_t &g, float *red
 }
 
 // The fp8 consumer's work on one slice of the ring (sa: its weight boxes, sb: its row boxes),
-// promoted box by box (gt_wgf8.cuh's f8_promo_slice): the slice ends with every group complete,
+// promoted box by box (gt_f8_promo.cuh's f8_promo_slice): the slice ends with every group complete,
 // so the caller may release the stage at once.
 template <typename TO, int MB, int R, int BN, int NBOX, int NP, uint32_t A_BOX, uint32_t B_BOX>
 __device__ __forceinline__ void grp_f8_slice(float (&acc)[MB][R], float (&part)[NP][MB][R],

@@ -58,7 +58,7 @@ __device__ __forceinline__ void wgp_promo_tile(float (&acc)[MB][R], float (&part
 //   store(acc, warp, lane, row0): the consumers' store of one finished tile from registers,
 //     called after the dependent-launch wait.
 //
-// PROMO (fp8 only; gt_wgf8.cuh's f8_promo): where the key asks for it (f8_promote), each 128-K
+// PROMO (fp8 only; gt_f8_promo.cuh's f8_promo): where the key asks for it (f8_promote), each 128-K
 // box is summed into a fresh partial, mma's fifth argument the scale-d (0 on a box's first
 // step), and each stage goes back as soon as its slice is summed.
 template <int ESZ, int BM, int BN, int BK, int S, int P, bool SW, int CW, bool AMN, bool BMN,
