@@ -55,10 +55,10 @@ template <typename T> struct dtc16 {
 // per 16-byte lane load, the mma on two 32-bit words of each, the K tail's load and the final
 // store, and PROMO: whether the accumulator must be promoted where the key asks (fp8's
 // f8_promote: each lane's batch of KU x 64 elements of K is summed into a fresh fragment and
-// added to the fp32 sum, since Hopper's fp8 mma.sync, like its wgmma, keeps fewer bits than
-// fp32). Every offset below is in elements, so with 16-bit elements the code is the one the bf16
-// and f16 instances always had. EPI: the epilogue twin (the store applies the key's epilogue);
-// false is the plain instance.
+// added to the fp32 sum: Hopper's fp8 wgmma keeps fewer bits than fp32, mma.sync's width is not
+// measured here). Every offset below is in elements, so with 16-bit elements the code is the one
+// the bf16 and f16 instances always had. EPI: the epilogue twin (the store applies the key's
+// epilogue); false is the plain instance.
 template <typename OP, int NT, int MR, int WM, int WK, int KU, int S, int PF, bool EPI>
 __device__ __forceinline__ void decodetc_core(const gt_kargs_t &a) {
   using E = typename OP::E;
