@@ -131,7 +131,7 @@ __device__ __forceinline__ void decodetc_core(const gt_kargs_t &a) {
   };
   const bool promote = OP::PROMO && a.f8_promote;
   auto compute = [&](const batch &b) {
-    if (OP::PROMO && promote) {
+    if (promote) {
 #pragma unroll
       for (int mt = 0; mt < MR; mt++)
 #pragma unroll
@@ -241,7 +241,7 @@ __device__ __forceinline__ void decodetc_core(const gt_kargs_t &a) {
     for (int mt = 0; mt < MR; mt++)
 #pragma unroll
       for (int nb = 0; nb < NB; nb++) {
-        if (OP::PROMO && promote) {
+        if (promote) {
           float f[4] = {0.f, 0.f, 0.f, 0.f};
           mma2(f, w[mt][0], w[mt][1], x[nb]);
 #pragma unroll
